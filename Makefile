@@ -1,0 +1,42 @@
+# The two commands a newcomer needs: `make run` and `make test` (see README).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export DJANGO_SETTINGS_MODULE ?= config.settings.base
+
+.PHONY: run test install lint migrate bench schema clean
+
+$(STAMP): requirements.lock pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -r requirements.lock
+	touch $(STAMP)
+
+install: $(STAMP)
+
+migrate: install
+	$(BIN)/python manage.py migrate --noinput
+
+# Embedded default: SQLite, in-process cache, Celery worker and beat on a filesystem broker.
+run: migrate
+	$(BIN)/python manage.py demo_setup
+	$(BIN)/honcho -f Procfile.dev start
+
+# The whole suite on PostgreSQL and Redis (override DATABASE_URL / REDIS_URL to move them).
+test: install
+	$(BIN)/python -m pytest -n 2 --dist loadfile
+
+lint: install
+	$(BIN)/ruff check .
+	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/engage} \
+	  $(BIN)/python manage.py makemigrations --check --dry-run
+
+bench: install
+	$(BIN)/python -m bench.run
+
+schema: install
+	$(BIN)/python manage.py spectacular --file docs/openapi.yaml --validate
+
+clean:
+	rm -rf $(VENV) var

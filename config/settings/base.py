@@ -1,0 +1,287 @@
+"""Settings for every environment, read from the process environment by django-environ.
+
+With no variable set the platform runs on its embedded default (0-conventions.md section 1):
+SQLite under var/, in-process cache and channel layer, and Celery on a filesystem broker
+under var/ with a real worker and beat. Setting DATABASE_URL, REDIS_URL and
+CELERY_BROKER_URL moves it onto PostgreSQL, Redis and a real broker.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import environ
+from cryptography.fernet import Fernet
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+VAR_DIR = Path(environ.Env().str("VAR_DIR", default=str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+env = environ.Env(
+    DEBUG=(bool, False),
+    ALLOW_PRIVATE_WEBHOOK_TARGETS=(bool, False),
+)
+
+
+def _generated_secret(name: str, make) -> str:
+    """A development secret generated once into var/ so restarts keep sessions and keys."""
+    path = VAR_DIR / f".{name.lower()}"
+    if not path.exists():
+        path.write_text(make())
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+DEBUG = env("DEBUG")
+_EMBEDDED = not env.str("DATABASE_URL", default="")
+
+SECRET_KEY = env.str("SECRET_KEY", default="") or _generated_secret(
+    "SECRET_KEY", lambda: secrets.token_urlsafe(50)
+)
+# Comma-separated Fernet keys; the first encrypts, all decrypt (rotation).
+FIELD_ENCRYPTION_KEYS = env.list("FIELD_ENCRYPTION_KEY", default=[]) or [
+    _generated_secret("FIELD_ENCRYPTION_KEY", lambda: Fernet.generate_key().decode())
+]
+
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["*"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+# Public base address of the platform, used in signed file URLs, SAML and short links.
+PUBLIC_BASE_URL = env.str("PUBLIC_BASE_URL", default="http://localhost:8000").rstrip("/")
+# {docs_url} of Document 1: meta.docs_url is {DOCS_URL}/errors/<CODE>.
+DOCS_URL = env.str("DOCS_URL", default=PUBLIC_BASE_URL).rstrip("/")
+# Trust X-Forwarded-For from the reverse proxy for the client address (IP allowlists, audit).
+TRUST_X_FORWARDED_FOR = env.bool("TRUST_X_FORWARDED_FOR", default=False)
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "channels",
+    "platform_core",
+    "messaging",
+    "contacts",
+    "conversations",
+    "agents",
+    "knowledge",
+    "insights",
+    "loyalty",
+    "recordings",
+    "ads",
+    "voice",
+    "templates.apps.MessageTemplatesConfig",
+]
+
+MIDDLEWARE = [
+    "platform_core.api.middleware.RequestIdMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Data stores -----------------------------------------------------------------------
+DATABASES = {
+    "default": env.db(
+        "DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'platform.sqlite3'}"
+    )
+}
+DATABASES["default"]["ATOMIC_REQUESTS"] = False
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env.str("REDIS_URL", default="")
+CACHE_KEY_PREFIX = env.str("CACHE_KEY_PREFIX", default="engage")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": CACHE_KEY_PREFIX,
+            "OPTIONS": {
+                "CLIENT_CLASS": "django_redis.client.DefaultClient",
+                "SOCKET_CONNECT_TIMEOUT": 1,
+                "SOCKET_TIMEOUT": 1,
+            },
+        }
+    }
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "prefix": f"{CACHE_KEY_PREFIX}:ch"},
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "KEY_PREFIX": CACHE_KEY_PREFIX,
+        }
+    }
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# --- Celery ----------------------------------------------------------------------------
+# Embedded default: a filesystem broker under var/ so a real worker and beat run with no
+# services (retries and schedules behave as in production; nothing runs eagerly).
+_BROKER_DIR = VAR_DIR / "broker"
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
+if CELERY_BROKER_URL == "filesystem://":
+    for sub in ("in", "processed"):
+        (_BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_BROKER_DIR / "in"),
+        "data_folder_out": str(_BROKER_DIR / "in"),
+        "processed_folder": str(_BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_TIMEZONE = "UTC"
+# Periodic jobs; each app adds its own entries in its AppConfig.ready via register_periodic.
+CELERY_BEAT_SCHEDULE: dict = {}
+
+# --- Auth ------------------------------------------------------------------------------
+AUTH_USER_MODEL = "platform_core.User"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": 10},
+    },
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+SESSION_TOKEN_TTL_SECONDS = env.int("SESSION_TOKEN_TTL_SECONDS", default=12 * 3600)
+# Header carrying the internal service-to-service token (Document 1, 5 rule 7).
+INTERNAL_SERVICE_TOKEN = env.str("INTERNAL_SERVICE_TOKEN", default="")
+
+# --- API -------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["platform_core.api.authentication.PlatformAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["platform_core.api.permissions.DeclaredScopes"],
+    "DEFAULT_RENDERER_CLASSES": ["platform_core.api.renderers.EnvelopeJSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "rest_framework.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "DEFAULT_THROTTLE_CLASSES": [],
+    "EXCEPTION_HANDLER": "platform_core.api.exceptions.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+    "DEFAULT_VERSIONING_CLASS": None,
+}
+# Requests per minute per credential for the standard buckets.
+RATE_LIMIT_READ_PER_MINUTE = env.int("RATE_LIMIT_READ_PER_MINUTE", default=1200)
+RATE_LIMIT_WRITE_PER_MINUTE = env.int("RATE_LIMIT_WRITE_PER_MINUTE", default=300)
+IDEMPOTENCY_TTL_SECONDS = 24 * 3600
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Engage Platform API",
+    "DESCRIPTION": (
+        "Multi-tenant communications and customer-engagement API. Every success body is "
+        "`{data, meta}`, every error body `{error, meta}`."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "platform_core.api.schema.wrap_in_envelope",
+    ],
+}
+
+# --- Files -----------------------------------------------------------------------------
+MEDIA_ROOT = env.str("MEDIA_ROOT", default=str(VAR_DIR / "media"))
+FILE_UPLOAD_MAX_BYTES = 25 * 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2 * 1024 * 1024)
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+AWS_STORAGE_BUCKET_NAME = env.str("AWS_STORAGE_BUCKET_NAME", default="")
+STORAGES = {
+    "default": {
+        "BACKEND": (
+            "storages.backends.s3.S3Storage"
+            if AWS_STORAGE_BUCKET_NAME
+            else "django.core.files.storage.FileSystemStorage"
+        ),
+    },
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+if AWS_STORAGE_BUCKET_NAME:
+    AWS_S3_ENDPOINT_URL = env.str("AWS_S3_ENDPOINT_URL", default=None)
+    AWS_DEFAULT_ACL = None
+    AWS_QUERYSTRING_AUTH = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+
+# --- Webhooks and outbound HTTP ----------------------------------------------------------
+ALLOW_PRIVATE_WEBHOOK_TARGETS = env("ALLOW_PRIVATE_WEBHOOK_TARGETS")
+WEBHOOK_RETRY_SCHEDULE = env.list("WEBHOOK_RETRY_SCHEDULE", cast=int, default=[])
+
+# --- Outside providers ---------------------------------------------------------------------
+LLM_BASE_URL = env.str("LLM_BASE_URL", default="")
+LLM_API_KEY = env.str("LLM_API_KEY", default="")
+EMAIL_URL = env.str("EMAIL_URL", default="")
+if EMAIL_URL:
+    vars().update(env.email_url("EMAIL_URL"))
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="no-reply@localhost")
+
+# --- Locale ------------------------------------------------------------------------------
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"django.request": {"level": "ERROR"}},
+}
+
+# Fail closed in production: an explicit DEBUG=false deployment on PostgreSQL must be given
+# its secrets rather than silently generating development ones.
+if not DEBUG and not _EMBEDDED and env.bool("REQUIRE_SECRETS", default=False):
+    for required in ("SECRET_KEY", "FIELD_ENCRYPTION_KEY"):
+        if not env.str(required, default=""):
+            raise environ.ImproperlyConfigured(f"{required} must be set in production")

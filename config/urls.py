@@ -1,0 +1,31 @@
+"""Root routes. Each app owns its `api/urls.py`; this file only mounts them."""
+
+from django.contrib import admin
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from platform_core import docs_views
+from platform_core.api import django_handlers
+from platform_core.health import HealthView, ReadyView
+
+api_v1 = [
+    path("", include("platform_core.identity.api.urls")),
+]
+
+urlpatterns = [
+    path("health", HealthView.as_view(), name="health"),
+    path("ready", ReadyView.as_view(), name="ready"),
+    path("api/v1/schema", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("errors/<str:code>", docs_views.error_code_redirect, name="error-code"),
+    path("reference/error-codes", docs_views.error_code_listing, name="error-codes"),
+    path("admin/", admin.site.urls),
+    path("api/v1/", include(api_v1)),
+    # Anything else answers the 404 envelope, whatever DEBUG says.
+    re_path(r"^.*$", django_handlers.route_not_found),
+]
+
+handler400 = "platform_core.api.django_handlers.handler400"
+handler403 = "platform_core.api.django_handlers.handler403"
+handler404 = "platform_core.api.django_handlers.handler404"
+handler500 = "platform_core.api.django_handlers.handler500"

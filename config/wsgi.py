@@ -1,0 +1,9 @@
+"""WSGI entry point: `gunicorn config.wsgi:application` serves the REST API and the admin."""
+
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
+
+application = get_wsgi_application()

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class InsightsConfig(AppConfig):
+    name = "insights"
+    default_auto_field = "django.db.models.BigAutoField"

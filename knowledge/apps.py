@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class KnowledgeConfig(AppConfig):
+    name = "knowledge"
+    default_auto_field = "django.db.models.BigAutoField"

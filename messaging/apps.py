@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class MessagingConfig(AppConfig):
+    name = "messaging"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,56 @@
+"""Deny by default: every view declares the scope (and optionally roles) each action needs.
+
+    required_scopes = {"GET": "templates:read", "POST": "templates:write"}
+    required_roles = {"POST": {"owner", "admin"}}      # optional, on top of the scope
+
+Keys may be HTTP methods or viewset action names (an action name wins). A method or
+action missing from `required_scopes` is refused; `None` means any authenticated caller.
+"""
+
+from __future__ import annotations
+
+from rest_framework.permissions import BasePermission
+
+from platform_core.errors import APIError
+
+_READ_ALIASES = {"HEAD": "GET", "OPTIONS": "GET"}
+
+
+def _declared(mapping: dict, view, method: str):
+    action = getattr(view, "action", None)
+    if action and action in mapping:
+        return True, mapping[action]
+    method = _READ_ALIASES.get(method, method)
+    if method in mapping:
+        return True, mapping[method]
+    return False, None
+
+
+class DeclaredScopes(BasePermission):
+    def has_permission(self, request, view) -> bool:
+        if getattr(view, request.method.lower(), None) is None:
+            return True  # no handler: the view answers 405 METHOD_NOT_ALLOWED
+        principal = request.auth
+        if principal is None:
+            raise APIError("UNAUTHORIZED")
+        found, scope = _declared(getattr(view, "required_scopes", {}), view, request.method)
+        if not found:
+            raise APIError("INSUFFICIENT_PERMISSIONS", "This action is not open to API callers.")
+        if scope is not None and not principal.has_scope(scope):
+            raise APIError(
+                "INSUFFICIENT_PERMISSIONS",
+                f"This needs the `{scope}` scope.",
+                details={"required_scope": scope},
+            )
+        found, roles = _declared(getattr(view, "required_roles", {}), view, request.method)
+        if found and roles and principal.role not in roles:
+            raise APIError(
+                "INSUFFICIENT_PERMISSIONS",
+                "Your role does not allow this.",
+                details={"required_roles": sorted(roles)},
+            )
+        return True
+
+
+class Public:
+    """Marker for views open without credentials (login, health, signed downloads)."""

@@ -1,0 +1,109 @@
+"""Fixed-window rate limits in the shared cache (Redis in production).
+
+Standard buckets: `read` (GET/HEAD/OPTIONS) and `write` (everything else), per credential.
+A view may declare extra per-endpoint limits:
+
+    rate_limits = {"POST": [RateLimit("bulk_verify", 2, 60, per="organization")]}
+
+Exceeding any bucket answers 429 `RATE_LIMITED` with `Retry-After`; every response of a
+limited request carries `X-RateLimit-Limit`, `-Remaining` and `-Reset` of its tightest bucket.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import cache
+
+from platform_core.errors import APIError
+
+try:  # django-redis gives a raw client so one round trip both counts and expires.
+    from django_redis import get_redis_connection
+except ImportError:  # pragma: no cover
+    get_redis_connection = None
+
+_READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    name: str
+    limit: int
+    window_seconds: int = 60
+    per: str = "credential"  # "credential", "organization" or "ip"
+
+
+@dataclass(frozen=True)
+class RateState:
+    limit: int
+    remaining: int
+    reset_at: int
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "X-RateLimit-Limit": str(self.limit),
+            "X-RateLimit-Remaining": str(max(self.remaining, 0)),
+            "X-RateLimit-Reset": str(self.reset_at),
+        }
+
+
+def standard_limit(method: str) -> RateLimit:
+    if method in _READ_METHODS:
+        return RateLimit("read", settings.RATE_LIMIT_READ_PER_MINUTE)
+    return RateLimit("write", settings.RATE_LIMIT_WRITE_PER_MINUTE)
+
+
+def _uses_redis() -> bool:
+    return get_redis_connection is not None and "django_redis" in settings.CACHES["default"][
+        "BACKEND"
+    ]
+
+
+def _hit_many(keys: list[tuple[str, int]]) -> list[int]:
+    """Increment each counter, giving it its window as expiry when new; one round trip."""
+    if _uses_redis():
+        client = get_redis_connection("default")
+        pipe = client.pipeline(transaction=False)
+        for key, ttl in keys:
+            full = cache.make_key(f"rl:{key}")
+            pipe.incr(full)
+            pipe.expire(full, ttl, nx=True)
+        results = pipe.execute()
+        return [int(results[i]) for i in range(0, len(results), 2)]
+    counts = []
+    for key, ttl in keys:
+        cache.add(f"rl:{key}", 0, ttl)
+        try:
+            counts.append(cache.incr(f"rl:{key}"))
+        except ValueError:
+            cache.set(f"rl:{key}", 1, ttl)
+            counts.append(1)
+    return counts
+
+
+def enforce(limits: list[RateLimit], identities: dict[str, str]) -> RateState:
+    """Count this request against each limit; raise RATE_LIMITED when one is exceeded."""
+    now = time.time()
+    keys, windows = [], []
+    for limit in limits:
+        window = int(now // limit.window_seconds)
+        windows.append((window + 1) * limit.window_seconds)
+        ident = identities[limit.per]
+        keys.append((f"{limit.name}:{ident}:{window}", limit.window_seconds + 1))
+    counts = _hit_many(keys)
+    tightest: RateState | None = None
+    for limit, count, reset_at in zip(limits, counts, windows, strict=True):
+        state = RateState(limit.limit, limit.limit - count, reset_at)
+        if count > limit.limit:
+            retry_after = max(1, int(reset_at - now + 0.999))
+            raise APIError(
+                "RATE_LIMITED",
+                details={"limit": limit.name, "retry_after_seconds": retry_after},
+                headers={"Retry-After": str(retry_after), **state.headers()},
+            )
+        if tightest is None or state.remaining < tightest.remaining:
+            tightest = state
+    assert tightest is not None
+    return tightest

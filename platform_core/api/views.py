@@ -1,0 +1,125 @@
+"""Base views: the one place where a request becomes a tenant-scoped, rate-limited call.
+
+Every API view derives from `PlatformAPIView` (single endpoints) or `TenantViewSet`
+(resources). After authentication they set the current organization from the credential
+(never from the request), enforce the rate-limit buckets, begin idempotency for POSTs,
+and on the way out add the rate-limit headers and keep the idempotent answer.
+
+`TenantViewSet.get_queryset` cannot be overridden: it starts from the model's
+tenant-scoped manager, and subclasses refine it in `scope_queryset`. So an object of
+another organization is never found and answers 404 exactly like an unknown id.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from django.db import models
+from rest_framework import viewsets
+from rest_framework.permissions import AllowAny
+from rest_framework.views import APIView
+
+from platform_core.tenancy.context import reset_current_organization, set_current_organization
+
+from . import idempotency, ratelimit
+from .authentication import client_ip
+from .pagination import KeysetCursorPagination
+
+
+class PlatformAPIMixin:
+    """Cross-cutting request handling shared by every API view."""
+
+    # Per-endpoint limits on top of the standard read/write buckets, keyed by method.
+    rate_limits: ClassVar[dict[str, list[ratelimit.RateLimit]]] = {}
+    # Views that do not create anything on POST (queries, actions) may opt out.
+    idempotent_posts: ClassVar[bool] = True
+
+    @property
+    def principal(self):
+        return self.request.auth
+
+    @property
+    def organization(self):
+        return self.request.auth.organization
+
+    def initial(self, request, *args: Any, **kwargs: Any) -> None:
+        self._tenant_token = None
+        self._idempotency_record = None
+        self._rate_state = None
+        super().initial(request, *args, **kwargs)
+        principal = request.auth
+        if principal is None:
+            return
+        self._tenant_token = set_current_organization(principal.organization)
+        limits = [ratelimit.standard_limit(request.method), *self.rate_limits.get(request.method, [])]
+        self._rate_state = ratelimit.enforce(
+            limits,
+            {
+                "credential": principal.rate_limit_identity,
+                "organization": principal.organization.pk,
+                "ip": client_ip(request) or "unknown",
+            },
+        )
+        if self.idempotent_posts:
+            self._idempotency_record = idempotency.begin(request, principal.organization)
+
+    def handle_exception(self, exc: Exception):
+        if isinstance(exc, idempotency.Replay):
+            return exc.response
+        response = super().handle_exception(exc)
+        return response
+
+    def finalize_response(self, request, response, *args: Any, **kwargs: Any):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        state = getattr(self, "_rate_state", None)
+        if state is not None:
+            for name, value in state.headers().items():
+                response.setdefault(name, value)
+        record = getattr(self, "_idempotency_record", None)
+        if record is not None:
+            idempotency.finish(record, response)
+        return response
+
+    def dispatch(self, request, *args: Any, **kwargs: Any):
+        try:
+            return super().dispatch(request, *args, **kwargs)
+        finally:
+            token = getattr(self, "_tenant_token", None)
+            if token is not None:
+                reset_current_organization(token)
+
+
+class PlatformAPIView(PlatformAPIMixin, APIView):
+    """A single authenticated endpoint (not a resource collection)."""
+
+
+class PublicAPIView(PlatformAPIMixin, APIView):
+    """An endpoint open without credentials; it still answers in the envelope."""
+
+    authentication_classes: ClassVar[list] = []
+    permission_classes: ClassVar[list] = [AllowAny]
+
+
+class TenantViewSet(PlatformAPIMixin, viewsets.GenericViewSet):
+    """Base of every resource viewset. Declare `model`, serializers and `required_scopes`."""
+
+    model: ClassVar[type[models.Model]]
+    pagination_class = KeysetCursorPagination
+    lookup_value_regex = "[^/]+"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "get_queryset" in cls.__dict__:
+            raise TypeError(
+                f"{cls.__name__} may not override get_queryset; refine it in scope_queryset"
+            )
+
+    def get_queryset(self) -> models.QuerySet:
+        if getattr(self, "swagger_fake_view", False):  # schema generation has no tenant
+            return self.model._base_manager.none()
+        return self.scope_queryset(self.model.objects.all())
+
+    def scope_queryset(self, queryset: models.QuerySet) -> models.QuerySet:
+        """Refine the tenant-scoped queryset: filters, select_related, annotations."""
+        return queryset
+

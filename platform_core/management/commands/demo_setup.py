@@ -1,0 +1,42 @@
+"""`manage.py demo_setup`: the demo sandbox organization `make run` prints a key for.
+
+Keys are shown only once, so every run creates the organization if it is missing and
+otherwise issues a fresh test key for it.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from platform_core.identity.models import KeyMode, KeyType
+from platform_core.identity.services import api_key_create, organization_create
+from platform_core.tenancy.models import Organization
+
+SLUG = "demo"
+
+
+class Command(BaseCommand):
+    help = "Create (or reuse) the demo sandbox organization and print a fresh API key."
+
+    def handle(self, *args, **options) -> None:
+        org = Organization.objects.filter(slug=SLUG).first()
+        password_line = ""
+        if org is None:
+            org, user, password, _key, raw = organization_create(
+                name="Demo", slug=SLUG, owner_email="owner@demo.example", sandbox=True
+            )
+            password_line = f"  owner:    {user.email} / {password}\n"
+        else:
+            _key, raw = api_key_create(
+                organization=org, name="make run", key_type=KeyType.SECRET,
+                mode=KeyMode.TEST, scopes=["*"],
+            )
+        base = settings.PUBLIC_BASE_URL
+        self.stdout.write(
+            f"\nDemo sandbox organization '{org.slug}' ({org.pk})\n"
+            f"{password_line}"
+            f"  API key:  {raw}\n\n"
+            f"Try it:\n  curl -s {base}/api/v1/organization -H 'X-API-Key: {raw}'\n"
+            f"  API docs: {base}/api/docs   admin: {base}/admin/\n"
+        )
