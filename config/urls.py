@@ -10,6 +10,9 @@ from platform_core.health import HealthView, ReadyView
 
 api_v1 = [
     path("", include("platform_core.identity.api.urls")),
+    path("", include("platform_core.files.api.urls")),
+    path("", include("platform_core.events.api.urls")),
+    path("", include("platform_core.webhooks.api.urls")),
 ]
 
 urlpatterns = [

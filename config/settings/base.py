@@ -65,6 +65,9 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "channels",
     "platform_core",
+    "platform_core.files.apps.FilesConfig",
+    "platform_core.events.apps.EventsConfig",
+    "platform_core.webhooks.apps.WebhooksConfig",
     "messaging",
     "contacts",
     "conversations",
@@ -173,8 +176,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_TIMEZONE = "UTC"
-# Periodic jobs; each app adds its own entries in its AppConfig.ready via register_periodic.
-CELERY_BEAT_SCHEDULE: dict = {}
+# Periodic jobs: config/beat.py lists them.
+from config.beat import BEAT_SCHEDULE as CELERY_BEAT_SCHEDULE  # noqa: E402
 
 # --- Auth ------------------------------------------------------------------------------
 AUTH_USER_MODEL = "platform_core.User"
