@@ -1,5 +1,7 @@
 """Root routes. Each app owns its `api/urls.py`; this file only mounts them."""
 
+import os
+
 from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -27,6 +29,12 @@ urlpatterns = [
     # Anything else answers the 404 envelope, whatever DEBUG says.
     re_path(r"^.*$", django_handlers.route_not_found),
 ]
+
+# `make bench` only: the framework's floor (a bare DRF view) in the same server.
+if os.environ.get("BENCH_FLOOR") == "1":
+    from bench.floor import FloorView
+
+    urlpatterns.insert(0, path("bench/floor", FloorView.as_view(), name="bench-floor"))
 
 handler400 = "platform_core.api.django_handlers.handler400"
 handler403 = "platform_core.api.django_handlers.handler403"

@@ -6,7 +6,8 @@ import logging
 
 from django.core.cache import cache
 from django.db import connection
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
 from rest_framework.response import Response
 
 from platform_core.api.views import PublicAPIView
@@ -33,14 +34,20 @@ def _check_broker() -> None:
         conn.ensure_connection(max_retries=1, timeout=2)
 
 
+_STATUS = inline_serializer("HealthStatus", {"status": serializers.CharField()})
+_READY = inline_serializer(
+    "ReadyStatus", {"status": serializers.CharField(), "checks": serializers.DictField()}
+)
+
+
 class HealthView(PublicAPIView):
-    @extend_schema(auth=[], tags=["health"])
+    @extend_schema(auth=[], tags=["health"], responses=_STATUS)
     def get(self, request):
         return Response({"status": "ok"})
 
 
 class ReadyView(PublicAPIView):
-    @extend_schema(auth=[], tags=["health"])
+    @extend_schema(auth=[], tags=["health"], responses=_READY)
     def get(self, request):
         checks = {}
         for name, check in (("database", _check_database), ("cache", _check_cache),

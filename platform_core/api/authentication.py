@@ -9,6 +9,8 @@ from platform_core.errors import APIError
 from platform_core.identity import credentials
 from platform_core.identity.principal import PrincipalUser
 
+WWW_AUTHENTICATE = 'Bearer realm="api"'
+
 
 def client_ip(request) -> str | None:
     if settings.TRUST_X_FORWARDED_FOR:
@@ -23,6 +25,14 @@ class PlatformAuthentication(BaseAuthentication):
     token, a value with the key prefix is an API key; then the internal service token."""
 
     def authenticate(self, request):
+        try:
+            return self._authenticate(request)
+        except APIError as exc:
+            if exc.status == 401:  # RFC 9110: every 401 names the scheme to use.
+                exc.headers.setdefault("WWW-Authenticate", WWW_AUTHENTICATE)
+            raise
+
+    def _authenticate(self, request):
         meta = request.META
         raw_key = meta.get("HTTP_X_API_KEY", "").strip()
         if raw_key:
@@ -51,4 +61,4 @@ class PlatformAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request) -> str:
         # Present so that DRF answers 401, not 403, to unauthenticated requests.
-        return 'Bearer realm="api"'
+        return WWW_AUTHENTICATE

@@ -18,6 +18,8 @@ from django.utils import timezone
 
 from platform_core.errors import APIError, validation_error
 
+from platform_core.crypto import fernet
+
 from .models import IdempotencyRecord
 
 HEADER = "HTTP_IDEMPOTENCY_KEY"
@@ -69,9 +71,9 @@ def begin(request, organization) -> IdempotencyRecord | None:
         raise APIError("IDEMPOTENCY_CONFLICT")
     if record.status_code is None:
         raise APIError("IDEMPOTENCY_IN_PROGRESS")
-    response = HttpResponse(
-        bytes(record.body or b""), status=record.status_code, content_type=record.content_type
-    )
+    # Bodies are kept encrypted: a first answer may carry a secret shown once (a new key).
+    body = fernet().decrypt(bytes(record.body)) if record.body else b""
+    response = HttpResponse(body, status=record.status_code, content_type=record.content_type)
     for name, value in record.headers.items():
         response[name] = value
     response["Idempotent-Replayed"] = "true"
@@ -87,7 +89,7 @@ def finish(record: IdempotencyRecord, response) -> None:
     IdempotencyRecord.objects.dangerously_unscoped().filter(pk=record.pk).update(
         status_code=response.status_code,
         content_type=response.get("Content-Type", "application/json"),
-        body=bytes(response.content),
+        body=fernet().encrypt(bytes(response.content)),
         headers={h: response[h] for h in _KEPT_HEADERS if response.has_header(h)},
     )
 

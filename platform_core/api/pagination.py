@@ -168,7 +168,7 @@ class OffsetPagination(BasePagination):
             raise validation_error(
                 "offset", f"offset must be between 0 and {self.max_offset}.", status=400
             )
-        self.total = queryset.count()
+        self.total = queryset.count() if hasattr(queryset, "query") else len(queryset)
         return list(queryset[self.offset : self.offset + self.limit])
 
     def get_paginated_response(self, data):

@@ -13,6 +13,8 @@ from rest_framework.permissions import BasePermission
 
 from platform_core.errors import APIError
 
+from .authentication import WWW_AUTHENTICATE
+
 _READ_ALIASES = {"HEAD": "GET", "OPTIONS": "GET"}
 
 
@@ -32,7 +34,7 @@ class DeclaredScopes(BasePermission):
             return True  # no handler: the view answers 405 METHOD_NOT_ALLOWED
         principal = request.auth
         if principal is None:
-            raise APIError("UNAUTHORIZED")
+            raise APIError("UNAUTHORIZED", headers={"WWW-Authenticate": WWW_AUTHENTICATE})
         found, scope = _declared(getattr(view, "required_scopes", {}), view, request.method)
         if not found:
             raise APIError("INSUFFICIENT_PERMISSIONS", "This action is not open to API callers.")

@@ -16,7 +16,7 @@ from platform_core.tenancy.models import ROLE_RANK, Membership, Organization, Ro
 from . import credentials
 from .models import APIKey, KeyMode, KeyType, User, UserSession
 from .principal import Principal
-from .scopes import invalid_public_scopes, is_valid_scope
+from .scopes import ADMIN, WILDCARD, invalid_public_scopes, is_valid_scope
 
 # A constant hash to compare against for unknown emails, so timing does not enumerate.
 _DUMMY_PASSWORD_HASH = make_password("timing-equalizer-not-a-password")
@@ -101,6 +101,7 @@ def api_key_create(
                 "scopes",
                 f"Public keys may hold read-only scopes only; refused: {', '.join(refused)}.",
             )
+    _check_scopes_grantable(principal, scopes)
     raw = credentials.generate_key(mode, key_type)
     with transaction.atomic():
         key = APIKey.objects.for_organization(organization).create(
@@ -119,6 +120,27 @@ def api_key_create(
             audit_record(action="api_key.created", principal=principal, target=key,
                          request=request, metadata={"type": key_type, "mode": mode})
     return key, raw
+
+
+def _may_grant(principal: Principal, scope: str) -> bool:
+    if scope in (WILDCARD, ADMIN):
+        if principal.kind == "api_key":
+            return WILDCARD in principal.scopes or ADMIN in principal.scopes
+        return principal.role in (Role.OWNER, Role.ADMIN)
+    return principal.has_scope(scope)
+
+
+def _check_scopes_grantable(principal: Principal | None, scopes: list[str]) -> None:
+    """No escalation: a caller may only hand a new key scopes it holds itself."""
+    if principal is None:  # system code (bootstrap, fixtures)
+        return
+    refused = sorted({s for s in scopes if not _may_grant(principal, s)})
+    if refused:
+        raise APIError(
+            "INSUFFICIENT_PERMISSIONS",
+            f"You cannot grant scopes you do not hold: {', '.join(refused)}.",
+            details={"scopes": refused},
+        )
 
 
 def api_key_revoke(*, key: APIKey, principal: Principal | None = None, request=None) -> None:
@@ -216,8 +238,11 @@ def _check_role_assignable(principal: Principal, role: str) -> None:
 
 
 def user_invite(
-    *, principal: Principal, email: str, name: str, role: str, password: str | None, request=None
+    *, principal: Principal, email: str, name: str = "", role: str, password: str | None = None,
+    request=None,
 ) -> Membership:
+    """Add a person to the principal's organization. An existing user (matched by email) joins
+    as they are: their name and password are never changed by another organization's admin."""
     _check_role_assignable(principal, role)
     org = principal.organization
     email = email.strip().lower()

@@ -112,8 +112,11 @@ class UserViewSet(
     def create(self, request):
         body = s.MemberCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        membership = services.user_invite(principal=self.principal, request=request,
-                                          **body.validated_data)
+        data = body.validated_data
+        membership = services.user_invite(
+            principal=self.principal, request=request, email=data["email"], name=data["name"],
+            role=data["role"], password=data.get("password"),
+        )
         return Response(s.MemberSerializer(membership).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=s.MemberUpdateSerializer, responses=s.MemberSerializer)

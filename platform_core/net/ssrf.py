@@ -1,0 +1,101 @@
+"""Refuse outbound targets that are not public (SSRF guard) for webhooks, sinks and fetches.
+
+Only http(s); every address the host resolves to must be public: private, loopback,
+link-local (cloud metadata at 169.254.169.254), multicast, reserved, unspecified,
+shared (100.64/10) and their IPv6 equivalents (unique-local fc00::/7, link-local fe80::/10,
+IPv4-mapped ::ffff:0:0/96, NAT64 64:ff9b::/96 and 6to4 2002::/16 with a non-public IPv4
+inside, Teredo) are refused, unless ALLOW_PRIVATE_WEBHOOK_TARGETS is set (development and
+tests). Delivery code re-resolves at send time and connects to the checked address (no DNS
+rebinding): `platform_core.net.http` does that.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from urllib.parse import urlsplit
+
+from django.conf import settings
+
+_SHARED = ipaddress.ip_network("100.64.0.0/10")
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+# Names that reach cloud metadata services whatever they resolve to.
+_METADATA_HOSTS = frozenset({
+    "metadata", "metadata.google.internal", "metadata.goog", "instance-data",
+    "instance-data.ec2.internal",
+})
+
+
+class UnsafeTarget(ValueError):
+    """The URL is not an acceptable outbound target; the message says why."""
+
+
+def is_public_address(address: str) -> bool:
+    """True when `address` (IPv4 or IPv6 text, optionally with a %zone) is globally routable."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped:
+            return is_public_address(str(ip.ipv4_mapped))
+        if ip in _NAT64:
+            return is_public_address(str(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)))
+        if ip.sixtofour:
+            return is_public_address(str(ip.sixtofour))
+        if ip.teredo:
+            return False
+    if isinstance(ip, ipaddress.IPv4Address) and ip in _SHARED:
+        return False
+    return ip.is_global and not (
+        ip.is_private
+        or ip.is_loopback
+        or ip.is_link_local
+        or ip.is_multicast
+        or ip.is_reserved
+        or ip.is_unspecified
+        or (isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local)
+    )
+
+
+def resolve(host: str, port: int) -> list[str]:
+    """Every address `host` resolves to (IPv4 first, then IPv6; stable order)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise UnsafeTarget(f"host {host!r} does not resolve") from exc
+    addresses = {info[4][0] for info in infos}
+    return sorted(addresses, key=lambda a: (":" in a, a))
+
+
+def default_port(scheme: str) -> int:
+    return 443 if scheme == "https" else 80
+
+
+def check_url(url: str, *, schemes: tuple[str, ...] = ("http", "https"),
+              allow_private: bool | None = None) -> list[str]:
+    """Validate `url` and return the addresses it resolves to (all of them public)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise UnsafeTarget("the URL is malformed") from exc
+    if parts.scheme not in schemes:
+        raise UnsafeTarget(f"the URL scheme must be {' or '.join(schemes)}")
+    if not parts.hostname:
+        raise UnsafeTarget("the URL has no host")
+    if parts.username or parts.password:
+        raise UnsafeTarget("credentials in the URL are not allowed")
+    if allow_private is None:
+        allow_private = settings.ALLOW_PRIVATE_WEBHOOK_TARGETS
+    host = parts.hostname.rstrip(".").lower()
+    if not allow_private and host in _METADATA_HOSTS:
+        raise UnsafeTarget(f"{host} is a metadata service")
+    addresses = resolve(parts.hostname, port or default_port(parts.scheme))
+    if not addresses:
+        raise UnsafeTarget(f"host {parts.hostname!r} does not resolve")
+    if not allow_private:
+        blocked = [a for a in addresses if not is_public_address(a)]
+        if blocked:
+            raise UnsafeTarget(f"{parts.hostname} resolves to a non-public address")
+    return addresses

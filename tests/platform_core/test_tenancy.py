@@ -1,0 +1,48 @@
+"""The tenant-scoping mechanism fails closed and cannot be bypassed by accident."""
+
+from __future__ import annotations
+
+import pytest
+
+from platform_core.api.views import TenantViewSet
+from platform_core.identity.models import APIKey
+from platform_core.tenancy.context import TenantScopeMissing, tenant_context
+
+
+def test_scoped_manager_raises_without_a_current_organization(tenant):
+    with pytest.raises(TenantScopeMissing):
+        list(APIKey.objects.all())
+
+
+def test_scoped_manager_sees_only_the_current_organization(tenant, other_tenant):
+    with tenant_context(tenant.org):
+        ids = set(APIKey.objects.values_list("pk", flat=True))
+    assert tenant.key.pk in ids and other_tenant.key.pk not in ids
+
+
+def test_bypass_is_explicit_and_named(tenant, other_tenant):
+    ids = set(APIKey.objects.dangerously_unscoped().values_list("pk", flat=True))
+    assert {tenant.key.pk, other_tenant.key.pk} <= ids
+
+
+def test_viewsets_cannot_override_get_queryset():
+    with pytest.raises(TypeError, match="scope_queryset"):
+        class Sneaky(TenantViewSet):  # noqa: F841
+            model = APIKey
+
+            def get_queryset(self):
+                return APIKey.objects.dangerously_unscoped()
+
+
+def test_context_is_reset_after_each_request(tenant):
+    from platform_core.tenancy.context import get_current_organization
+
+    assert tenant.client().get("/api/v1/organization").status_code == 200
+    assert get_current_organization() is None
+
+
+def test_organization_comes_from_the_credential_not_the_request(tenant, other_tenant):
+    # Headers naming another organization are ignored for API keys.
+    response = tenant.client().get("/api/v1/organization",
+                                   HTTP_X_ORGANIZATION_ID=other_tenant.org.pk)
+    assert response.json()["data"]["id"] == tenant.org.pk
