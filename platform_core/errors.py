@@ -67,7 +67,9 @@ class APIError(Exception):
         super().__init__(f"{code}: {self.message}")
 
 
-def validation_error(field: str, message: str, *, status: int = 422, code: str = "VALIDATION_ERROR") -> APIError:
+def validation_error(
+    field: str, message: str, *, status: int = 422, code: str = "VALIDATION_ERROR"
+) -> APIError:
     """A validation failure naming one field, in the documented `issues` shape."""
     return APIError(
         code, message, status=status, details={"issues": [{"field": field, "message": message}]}

@@ -50,8 +50,11 @@ class ReadyView(PublicAPIView):
     @extend_schema(auth=[], tags=["health"], responses=_READY)
     def get(self, request):
         checks = {}
-        for name, check in (("database", _check_database), ("cache", _check_cache),
-                            ("broker", _check_broker)):
+        for name, check in (
+            ("database", _check_database),
+            ("cache", _check_cache),
+            ("broker", _check_broker),
+        ):
             try:
                 check()
                 checks[name] = "ok"

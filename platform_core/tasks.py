@@ -15,7 +15,7 @@ from platform_core.api.models import IdempotencyRecord
 def purge_idempotency_records() -> int:
     """Forget idempotent answers older than their 24-hour window."""
     cutoff = timezone.now() - timedelta(seconds=settings.IDEMPOTENCY_TTL_SECONDS)
-    deleted, _ = IdempotencyRecord.objects.dangerously_unscoped().filter(
-        created_at__lt=cutoff
-    ).delete()
+    deleted, _ = (
+        IdempotencyRecord.objects.dangerously_unscoped().filter(created_at__lt=cutoff).delete()
+    )
     return deleted

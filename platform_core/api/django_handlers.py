@@ -14,7 +14,9 @@ logger = logging.getLogger("platform_core.api")
 
 def envelope_error(request: HttpRequest, code: str, message: str | None = None) -> HttpResponse:
     body = error_body(request, code, message)
-    return HttpResponse(dumps(body), status=body["error"]["status"], content_type="application/json")
+    return HttpResponse(
+        dumps(body), status=body["error"]["status"], content_type="application/json"
+    )
 
 
 def route_not_found(request: HttpRequest, *args, **kwargs) -> HttpResponse:

@@ -34,7 +34,9 @@ def flatten_issues(detail: Any, prefix: str = "") -> list[dict[str, str]]:
         else:
             for index, item in enumerate(detail):
                 if item:
-                    issues.extend(flatten_issues(item, f"{prefix}.{index}" if prefix else str(index)))
+                    issues.extend(
+                        flatten_issues(item, f"{prefix}.{index}" if prefix else str(index))
+                    )
     else:
         issues.append({"field": prefix or NON_FIELD, "message": str(detail)})
     return issues
@@ -67,8 +69,10 @@ def _from_drf(exc: drf.APIException) -> APIError:
     if isinstance(exc, drf.Throttled):
         wait = int(exc.wait or 1)
         return APIError("RATE_LIMITED", headers={"Retry-After": str(max(wait, 1))})
-    return APIError("INTERNAL_ERROR", status=exc.status_code) if exc.status_code >= 500 else (
-        APIError("VALIDATION_ERROR", str(exc.detail), status=exc.status_code)
+    return (
+        APIError("INTERNAL_ERROR", status=exc.status_code)
+        if exc.status_code >= 500
+        else (APIError("VALIDATION_ERROR", str(exc.detail), status=exc.status_code))
     )
 
 

@@ -16,9 +16,8 @@ from django.db import IntegrityError, transaction
 from django.http import HttpResponse
 from django.utils import timezone
 
-from platform_core.errors import APIError, validation_error
-
 from platform_core.crypto import fernet
+from platform_core.errors import APIError, validation_error
 
 from .models import IdempotencyRecord
 
@@ -53,7 +52,9 @@ def begin(request, organization) -> IdempotencyRecord | None:
     if not key or request.method != "POST":
         return None
     if len(key) > 255:
-        raise validation_error("Idempotency-Key", "Idempotency-Key is at most 255 characters.", status=400)
+        raise validation_error(
+            "Idempotency-Key", "Idempotency-Key is at most 255 characters.", status=400
+        )
     fingerprint = _fingerprint(request)
     records = IdempotencyRecord.objects.for_organization(organization)
     try:

@@ -52,7 +52,9 @@ def _decode_value(value: Any) -> Any:
 
 def _filters_fingerprint(request) -> str:
     items = sorted(
-        (k, v) for k, values in request.query_params.lists() for v in values
+        (k, v)
+        for k, values in request.query_params.lists()
+        for v in values
         if k not in ("cursor", "limit")
     )
     return hashlib.sha256(repr(items).encode()).hexdigest()[:16]
@@ -104,7 +106,9 @@ class KeysetCursorPagination(BasePagination):
         limit = parse_limit(request, default=self.default_limit, maximum=self.max_limit)
         token = request.query_params.get("cursor")
         ordered = queryset.order_by(*self.ordering)
-        page_qs = ordered.filter(self._after(self._decode_cursor(request, token))) if token else ordered
+        page_qs = (
+            ordered.filter(self._after(self._decode_cursor(request, token))) if token else ordered
+        )
         rows = list(page_qs[: limit + 1])
         self.has_more = len(rows) > limit
         rows = rows[:limit]
@@ -142,11 +146,24 @@ class KeysetCursorPagination(BasePagination):
 
     def get_schema_operation_parameters(self, view) -> list[dict]:
         return [
-            {"name": "limit", "in": "query", "required": False,
-             "schema": {"type": "integer", "minimum": 1, "maximum": self.max_limit,
-                        "default": self.default_limit}},
-            {"name": "cursor", "in": "query", "required": False,
-             "schema": {"type": "string"}, "description": "Opaque cursor from meta.pagination."},
+            {
+                "name": "limit",
+                "in": "query",
+                "required": False,
+                "schema": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": self.max_limit,
+                    "default": self.default_limit,
+                },
+            },
+            {
+                "name": "cursor",
+                "in": "query",
+                "required": False,
+                "schema": {"type": "string"},
+                "description": "Opaque cursor from meta.pagination.",
+            },
         ]
 
 

@@ -56,9 +56,9 @@ def standard_limit(method: str) -> RateLimit:
 
 
 def _uses_redis() -> bool:
-    return get_redis_connection is not None and "django_redis" in settings.CACHES["default"][
-        "BACKEND"
-    ]
+    return (
+        get_redis_connection is not None and "django_redis" in settings.CACHES["default"]["BACKEND"]
+    )
 
 
 def _hit_many(keys: list[tuple[str, int]]) -> list[int]:

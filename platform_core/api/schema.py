@@ -52,8 +52,11 @@ class PlatformAuthenticationScheme(OpenApiAuthenticationExtension):
     def get_security_definition(self, auto_schema):
         return [
             {"type": "apiKey", "in": "header", "name": "X-API-Key"},
-            {"type": "http", "scheme": "bearer",
-             "description": "A session JWT, or an API key where custom headers are blocked."},
+            {
+                "type": "http",
+                "scheme": "bearer",
+                "description": "A session JWT, or an API key where custom headers are blocked.",
+            },
         ]
 
 
@@ -72,14 +75,21 @@ def wrap_in_envelope(result, generator, request, public):
                 if body and str(code).startswith("2") and "schema" in body:
                     body["schema"] = {
                         "type": "object",
-                        "properties": {"data": body["schema"], "meta": {"$ref": "#/components/schemas/Meta"}},
+                        "properties": {
+                            "data": body["schema"],
+                            "meta": {"$ref": "#/components/schemas/Meta"},
+                        },
                         "required": ["data", "meta"],
                     }
             operation["responses"].setdefault(
                 "default",
                 {
                     "description": "Error envelope",
-                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}},
+                    "content": {
+                        "application/json": {
+                            "schema": {"$ref": "#/components/schemas/ErrorEnvelope"}
+                        }
+                    },
                 },
             )
     return result

@@ -51,7 +51,10 @@ class PlatformAPIMixin:
         if principal is None:
             return
         self._tenant_token = set_current_organization(principal.organization)
-        limits = [ratelimit.standard_limit(request.method), *self.rate_limits.get(request.method, [])]
+        limits = [
+            ratelimit.standard_limit(request.method),
+            *self.rate_limits.get(request.method, []),
+        ]
         self._rate_state = ratelimit.enforce(
             limits,
             {
@@ -122,4 +125,3 @@ class TenantViewSet(PlatformAPIMixin, viewsets.GenericViewSet):
     def scope_queryset(self, queryset: models.QuerySet) -> models.QuerySet:
         """Refine the tenant-scoped queryset: filters, select_related, annotations."""
         return queryset
-

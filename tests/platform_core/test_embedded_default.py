@@ -24,16 +24,35 @@ def _free_port() -> int:
 
 
 def _embedded_env(var_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(
-        ("DATABASE_URL", "REDIS_URL", "CELERY_", "CACHE_KEY_PREFIX", "PYTEST_", "SECRET_KEY",
-         "FIELD_ENCRYPTION_KEY"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(
+            (
+                "DATABASE_URL",
+                "REDIS_URL",
+                "CELERY_",
+                "CACHE_KEY_PREFIX",
+                "PYTEST_",
+                "SECRET_KEY",
+                "FIELD_ENCRYPTION_KEY",
+            )
+        )
+    }
     env.update(DJANGO_SETTINGS_MODULE="config.settings.base", VAR_DIR=str(var_dir))
     return env
 
 
 def _manage(env, *args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=180, check=False)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
 
 
 def test_boots_on_sqlite_and_answers_an_authenticated_request(tmp_path):
@@ -41,8 +60,18 @@ def test_boots_on_sqlite_and_answers_an_authenticated_request(tmp_path):
     migrate = _manage(env, "migrate", "--noinput")
     assert migrate.returncode == 0, migrate.stderr
     assert (tmp_path / "platform.sqlite3").exists()
-    created = _manage(env, "create_org", "--name", "Embedded", "--slug", "embedded",
-                      "--owner-email", "e@example.com", "--sandbox", "--json")
+    created = _manage(
+        env,
+        "create_org",
+        "--name",
+        "Embedded",
+        "--slug",
+        "embedded",
+        "--owner-email",
+        "e@example.com",
+        "--sandbox",
+        "--json",
+    )
     assert created.returncode == 0, created.stderr
     org = json.loads(created.stdout)
     assert org["api_key"].startswith("svc_test_sk_")
@@ -50,9 +79,20 @@ def test_boots_on_sqlite_and_answers_an_authenticated_request(tmp_path):
 
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-         "config.asgi:application"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "daphne",
+            "-b",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "config.asgi:application",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         base = f"http://127.0.0.1:{port}"
@@ -65,8 +105,9 @@ def test_boots_on_sqlite_and_answers_an_authenticated_request(tmp_path):
                 pass
             assert time.time() < deadline, "embedded server did not start"
             time.sleep(0.2)
-        response = httpx.get(f"{base}/api/v1/organization",
-                             headers={"X-API-Key": org["api_key"]}, timeout=5)
+        response = httpx.get(
+            f"{base}/api/v1/organization", headers={"X-API-Key": org["api_key"]}, timeout=5
+        )
         assert response.status_code == 200
         assert response.json()["data"]["slug"] == "embedded"
         ready = httpx.get(f"{base}/ready", timeout=5).json()["data"]

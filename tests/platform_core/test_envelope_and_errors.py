@@ -19,7 +19,8 @@ def assert_error(response, status: int, code: str):
     assert set(body) == {"error", "meta"}
     assert body["error"]["code"] == code
     assert body["error"]["status"] == status
-    assert isinstance(body["error"]["message"], str) and body["error"]["message"]
+    assert isinstance(body["error"]["message"], str)
+    assert body["error"]["message"]
     assert isinstance(body["error"]["details"], dict)
     meta = body["meta"]
     assert meta["request_id"] == response["X-Request-Id"]

@@ -13,9 +13,16 @@ from platform_core.identity.models import APIKey
 
 def _seed_keys(tenant, count: int) -> set[str]:
     rows = [
-        APIKey(organization=tenant.org, name=f"k{i}", type="secret", mode="test",
-               prefix="svc_test_sk_x", last4="abcd",
-               key_hash=hashlib.sha256(secrets.token_bytes(16)).hexdigest(), scopes=["*"])
+        APIKey(
+            organization=tenant.org,
+            name=f"k{i}",
+            type="secret",
+            mode="test",
+            prefix="svc_test_sk_x",
+            last4="abcd",
+            key_hash=hashlib.sha256(secrets.token_bytes(16)).hexdigest(),
+            scopes=["*"],
+        )
         for i in range(count)
     ]
     APIKey.objects.dangerously_unscoped().bulk_create(rows)
@@ -69,14 +76,19 @@ def test_limit_defaults_clamps_and_rejects(tenant):
         assert response.json()["error"]["details"]["issues"][0]["field"] == "limit"
 
 
-@pytest.mark.parametrize("mutate", [
-    lambda c: c[:-2] + ("AA" if not c.endswith("AA") else "BB"),  # altered signature
-    lambda c: "garbage",                                          # malformed
-    lambda c: "x" + c,                                             # altered payload
-])
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda c: c[:-2] + ("AA" if not c.endswith("AA") else "BB"),  # altered signature
+        lambda c: "garbage",  # malformed
+        lambda c: "x" + c,  # altered payload
+    ],
+)
 def test_tampered_or_malformed_cursor_is_400(tenant, mutate):
     _seed_keys(tenant, 40)
-    cursor = tenant.client().get("/api/v1/api-keys", {"limit": 5}).json()["meta"]["pagination"]["cursor"]
+    cursor = (
+        tenant.client().get("/api/v1/api-keys", {"limit": 5}).json()["meta"]["pagination"]["cursor"]
+    )
     response = tenant.client().get("/api/v1/api-keys", {"limit": 5, "cursor": mutate(cursor)})
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "INVALID_CURSOR"
@@ -84,7 +96,9 @@ def test_tampered_or_malformed_cursor_is_400(tenant, mutate):
 
 def test_stale_cursor_is_400(tenant, monkeypatch):
     _seed_keys(tenant, 40)
-    cursor = tenant.client().get("/api/v1/api-keys", {"limit": 5}).json()["meta"]["pagination"]["cursor"]
+    cursor = (
+        tenant.client().get("/api/v1/api-keys", {"limit": 5}).json()["meta"]["pagination"]["cursor"]
+    )
     import time_machine
 
     with time_machine.travel("2099-01-01"):
@@ -95,7 +109,9 @@ def test_stale_cursor_is_400(tenant, monkeypatch):
 
 def test_cursor_with_other_filters_is_refused(tenant):
     _seed_keys(tenant, 40)
-    cursor = tenant.client().get("/api/v1/api-keys", {"limit": 5}).json()["meta"]["pagination"]["cursor"]
+    cursor = (
+        tenant.client().get("/api/v1/api-keys", {"limit": 5}).json()["meta"]["pagination"]["cursor"]
+    )
     response = tenant.client().get("/api/v1/api-keys", {"limit": 5, "cursor": cursor, "x": "1"})
     assert response.json()["error"]["code"] == "INVALID_CURSOR"
 
@@ -135,4 +151,8 @@ def test_offset_pagination_shape():
     page = paginator.paginate_queryset(list(range(10)), request)
     assert page == [3, 4]
     assert paginator.get_paginated_response(page).data == {
-        "items": [3, 4], "total": 10, "limit": 2, "offset": 3}
+        "items": [3, 4],
+        "total": 10,
+        "limit": 2,
+        "offset": 3,
+    }

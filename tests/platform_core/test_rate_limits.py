@@ -10,8 +10,9 @@ from platform_core.identity import services
 
 
 def _second_key(tenant) -> str:
-    _key, raw = services.api_key_create(organization=tenant.org, name="second",
-                                        key_type="secret", mode=None, scopes=["*"])
+    _key, raw = services.api_key_create(
+        organization=tenant.org, name="second", key_type="secret", mode=None, scopes=["*"]
+    )
     return raw
 
 

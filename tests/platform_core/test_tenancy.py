@@ -17,7 +17,8 @@ def test_scoped_manager_raises_without_a_current_organization(tenant):
 def test_scoped_manager_sees_only_the_current_organization(tenant, other_tenant):
     with tenant_context(tenant.org):
         ids = set(APIKey.objects.values_list("pk", flat=True))
-    assert tenant.key.pk in ids and other_tenant.key.pk not in ids
+    assert tenant.key.pk in ids
+    assert other_tenant.key.pk not in ids
 
 
 def test_bypass_is_explicit_and_named(tenant, other_tenant):
@@ -27,6 +28,7 @@ def test_bypass_is_explicit_and_named(tenant, other_tenant):
 
 def test_viewsets_cannot_override_get_queryset():
     with pytest.raises(TypeError, match="scope_queryset"):
+
         class Sneaky(TenantViewSet):  # noqa: F841
             model = APIKey
 
@@ -43,6 +45,7 @@ def test_context_is_reset_after_each_request(tenant):
 
 def test_organization_comes_from_the_credential_not_the_request(tenant, other_tenant):
     # Headers naming another organization are ignored for API keys.
-    response = tenant.client().get("/api/v1/organization",
-                                   HTTP_X_ORGANIZATION_ID=other_tenant.org.pk)
+    response = tenant.client().get(
+        "/api/v1/organization", HTTP_X_ORGANIZATION_ID=other_tenant.org.pk
+    )
     assert response.json()["data"]["id"] == tenant.org.pk
