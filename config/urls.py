@@ -4,6 +4,7 @@ import os
 
 from django.contrib import admin
 from django.urls import include, path, re_path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from platform_core import docs_views
@@ -15,6 +16,8 @@ api_v1 = [
     path("", include("platform_core.files.api.urls")),
     path("", include("platform_core.events.api.urls")),
     path("", include("platform_core.webhooks.api.urls")),
+    path("", include("platform_core.accounts.api.urls")),
+    path("", include("platform_core.sso.api.urls")),
 ]
 
 urlpatterns = [
@@ -24,7 +27,10 @@ urlpatterns = [
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("errors/<str:code>", docs_views.error_code_redirect, name="error-code"),
     path("reference/error-codes", docs_views.error_code_listing, name="error-codes"),
+    path("admin", RedirectView.as_view(url="/admin/", permanent=False)),
     path("admin/", admin.site.urls),
+    # SAML and SCIM sit at the root, without /api/v1 (Document 1, 4.2 and 4.3).
+    path("", include("platform_core.sso.root_urls")),
     path("api/v1/", include(api_v1)),
     # Anything else answers the 404 envelope, whatever DEBUG says.
     re_path(r"^.*$", django_handlers.route_not_found),

@@ -68,6 +68,8 @@ INSTALLED_APPS = [
     "platform_core.files.apps.FilesConfig",
     "platform_core.events.apps.EventsConfig",
     "platform_core.webhooks.apps.WebhooksConfig",
+    "platform_core.accounts.apps.AccountsConfig",
+    "platform_core.sso.apps.SsoConfig",
     "messaging",
     "contacts",
     "conversations",

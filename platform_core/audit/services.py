@@ -33,7 +33,9 @@ def audit_record(
 ) -> AuditLogEntry:
     if principal is not None:
         organization = organization or principal.organization
-        actor_type = actor_type or ("user" if principal.user_id else principal.kind)
+        if actor_type is None:
+            operator = principal.kind == "operator"
+            actor_type = "operator" if operator else ("user" if principal.user_id else principal.kind)
         actor_id = actor_id or principal.actor_id
         if principal.impersonator_id:
             metadata = {**(metadata or {}), "impersonator_id": principal.impersonator_id}

@@ -35,6 +35,7 @@ MIN_TTL_MS = 60_000  # 1 minute
 MAX_TTL_MS = 604_800_000  # 7 days
 
 _SALT = "platform_core.files.signed-url.v1"
+_TTL = re.compile(r"[+-]?[0-9]{1,40}")
 _EXPIRES = re.compile(r"[0-9]{1,12}")
 _SIGNATURE = re.compile(r"[0-9a-f]{64}")
 
@@ -54,13 +55,11 @@ def parse_ttl_ms(raw: str | None) -> int:
     """The `ttl_ms` query parameter: default 1 hour, clamped to 1 minute..7 days."""
     if raw is None or raw == "":
         return DEFAULT_TTL_MS
-    try:
-        value = int(raw)
-    except ValueError:
+    if not _TTL.fullmatch(raw):
         raise validation_error(
             "ttl_ms", "ttl_ms must be an integer number of milliseconds.", status=400
-        ) from None
-    return clamp_ttl_ms(value)
+        )
+    return clamp_ttl_ms(int(raw))
 
 
 def _signature(file_id: str, expires: int, secret: str | None = None) -> str:

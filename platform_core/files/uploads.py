@@ -35,7 +35,7 @@ def max_file_bytes() -> int:
     return settings.FILE_UPLOAD_MAX_BYTES
 
 
-def _too_large() -> APIError:
+def too_large_error() -> APIError:
     limit = max_file_bytes()
     return APIError(
         "FILE_TOO_LARGE",
@@ -58,7 +58,7 @@ class LimitedHashingUploadHandler(FileUploadHandler):
 
     def handle_raw_input(self, input_data, META, content_length, boundary, encoding=None):
         if content_length is not None and content_length > self.max_body_bytes:
-            raise _too_large()  # nothing read or opened yet
+            raise too_large_error()  # nothing read or opened yet
         return None
 
     def new_file(self, field_name, *args, **kwargs) -> None:
@@ -104,7 +104,7 @@ class LimitedMultiPartParser(MultiPartParser):
             for _name, objects in files.lists():
                 for obj in objects:
                     obj.close()
-            raise _too_large()
+            raise too_large_error()
         for name, objects in files.lists():
             for obj, digest in zip(objects, limiter.digests.get(name, []), strict=False):
                 obj.sha256 = digest
