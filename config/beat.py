@@ -8,3 +8,18 @@ BEAT_SCHEDULE: dict[str, dict] = {
         "schedule": 3600.0,
     },
 }
+BEAT_SCHEDULE["events-redispatch-pending"] = {
+    # Outbox rows committed but not fanned out (crash, broker outage, failed handler).
+    "task": "events.redispatch_pending",
+    "schedule": 15.0,
+}
+BEAT_SCHEDULE["webhooks-dispatch-due"] = {
+    # Pending webhook deliveries whose next attempt is due (retries, expired leases).
+    "task": "webhooks.dispatch_due",
+    "schedule": 5.0,
+}
+BEAT_SCHEDULE["events-purge-outbox"] = {
+    # Outbox rows older than EVENTS_OUTBOX_RETENTION_DAYS (the outbox is not history).
+    "task": "events.purge_outbox",
+    "schedule": 3600.0,
+}

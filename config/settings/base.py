@@ -176,6 +176,9 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_TIMEZONE = "UTC"
 # Periodic jobs: config/beat.py lists them.
+from config.beat import BEAT_SCHEDULE  # noqa: E402
+
+CELERY_BEAT_SCHEDULE = BEAT_SCHEDULE
 
 # --- Auth ------------------------------------------------------------------------------
 AUTH_USER_MODEL = "platform_core.User"
