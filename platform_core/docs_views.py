@@ -17,6 +17,4 @@ def error_code_redirect(request: HttpRequest, code: str) -> HttpResponse:
 
 
 def error_code_listing(request: HttpRequest) -> HttpResponse:
-    return render(
-        request, "platform_core/error_codes.html", {"codes": errors.all_codes()}
-    )
+    return render(request, "platform_core/error_codes.html", {"codes": errors.all_codes()})

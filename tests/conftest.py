@@ -37,8 +37,11 @@ class Tenant:
         client = APIClient()
         response = client.post(
             "/api/v1/auth/login",
-            {"email": (user or self.owner).email, "password": password or self.password,
-             "organization": self.org.slug},
+            {
+                "email": (user or self.owner).email,
+                "password": password or self.password,
+                "organization": self.org.slug,
+            },
             format="json",
         )
         assert response.status_code == 200, response.content
@@ -51,8 +54,11 @@ def make_tenant(*, sandbox: bool = True, slug: str | None = None) -> Tenant:
     n = next(_seq)
     slug = slug or f"org-{n}"
     org, owner, password, key, raw = services.organization_create(
-        name=f"Org {n}", slug=slug, owner_email=f"owner-{slug}@example.com",
-        owner_password="Correct-Horse-9-battery", sandbox=sandbox,
+        name=f"Org {n}",
+        slug=slug,
+        owner_email=f"owner-{slug}@example.com",
+        owner_password="Correct-Horse-9-battery",
+        sandbox=sandbox,
     )
     return Tenant(org=org, owner=owner, password=password, key=key, raw_key=raw)
 
@@ -61,7 +67,7 @@ def make_tenant(*, sandbox: bool = True, slug: str | None = None) -> Tenant:
 def _clean_cache():
     # Only this worker's keys (its own prefix): never FLUSHDB a shared Redis.
     cache.delete_pattern("*")
-    yield
+    return
 
 
 @pytest.fixture

@@ -40,7 +40,9 @@ def test_other_tenant_cannot_reach_object(route, tenant, other_tenant):
         assert body["error"]["code"] == "NOT_FOUND"
         # Indistinguishable from an id that does not exist at all.
         assert (body["error"]["code"], body["error"]["message"]) == (
-            unknown_body["error"]["code"], unknown_body["error"]["message"])
+            unknown_body["error"]["code"],
+            unknown_body["error"]["message"],
+        )
 
     for sub in route.sub_urls:
         response = intruder.get(sub.format(id=object_id))
