@@ -11,14 +11,21 @@ from platform_core.tenancy.models import Membership, Organization
 
 
 def _forget_org(org_id: str) -> None:
-    for key_hash in APIKey.objects.dangerously_unscoped().filter(
-        organization_id=org_id
-    ).values_list("key_hash", flat=True):
-        credentials.forget_api_key(key_hash)
-    for session_id in UserSession.objects.dangerously_unscoped().filter(
-        organization_id=org_id, revoked_at=None
-    ).values_list("pk", flat=True):
-        credentials.forget_session(session_id)
+    # Every snapshot embeds the organization (sandbox flag, is_active): drop them all.
+    credentials.forget_api_keys(
+        list(
+            APIKey.objects.dangerously_unscoped()
+            .filter(organization_id=org_id, revoked_at=None)
+            .values_list("key_hash", flat=True)
+        )
+    )
+    credentials.forget_sessions(
+        list(
+            UserSession.objects.dangerously_unscoped()
+            .filter(organization_id=org_id, revoked_at=None)
+            .values_list("pk", flat=True)
+        )
+    )
 
 
 @receiver(post_save, sender=Organization)
@@ -37,8 +44,7 @@ def _forget_user_sessions(user_id: str, org_id: str | None = None) -> None:
     sessions = UserSession.objects.dangerously_unscoped().filter(user_id=user_id, revoked_at=None)
     if org_id:
         sessions = sessions.filter(organization_id=org_id)
-    for session_id in sessions.values_list("pk", flat=True):
-        credentials.forget_session(session_id)
+    credentials.forget_sessions(list(sessions.values_list("pk", flat=True)))
 
 
 @receiver(post_save, sender=Membership)

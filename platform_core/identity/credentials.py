@@ -18,6 +18,7 @@ from typing import Any
 import jwt
 from django.conf import settings
 from django.core.cache import cache
+from django.db import transaction
 from django.utils import timezone
 
 from platform_core.errors import APIError
@@ -38,7 +39,16 @@ _MISSING = "missing"
 _LAST_USED_EVERY = 60.0
 _last_used_written: dict[str, float] = {}
 
-_ORG_FIELDS = ("id", "name", "slug", "sandbox", "timezone", "currency", "default_country", "is_active")
+_ORG_FIELDS = (
+    "id",
+    "name",
+    "slug",
+    "sandbox",
+    "timezone",
+    "currency",
+    "default_country",
+    "is_active",
+)
 
 
 def digest(raw: str) -> str:
@@ -46,7 +56,8 @@ def digest(raw: str) -> str:
 
 
 def generate_key(mode: str, key_type: str) -> str:
-    return KEY_PREFIXES[(mode, key_type)] + secrets.token_urlsafe(30).replace("-", "x").replace("_", "y")
+    body = secrets.token_urlsafe(30).replace("-", "x").replace("_", "y")
+    return KEY_PREFIXES[(mode, key_type)] + body
 
 
 def _org_snapshot(org: Organization) -> dict[str, Any]:
@@ -147,8 +158,21 @@ def principal_for_api_key(raw: str, client_ip: str | None) -> Principal:
     )
 
 
+def _drop(cache_keys: list[str]) -> None:
+    """Delete snapshots now and again once the surrounding transaction commits: a request
+    racing the transaction could otherwise re-cache the old state it still reads."""
+    if not cache_keys:
+        return
+    cache.delete_many(cache_keys)
+    transaction.on_commit(lambda: cache.delete_many(cache_keys))
+
+
 def forget_api_key(key_hash: str) -> None:
-    cache.delete(_key_cache_key(key_hash))
+    forget_api_keys([key_hash])
+
+
+def forget_api_keys(key_hashes: list[str]) -> None:
+    _drop([_key_cache_key(h) for h in key_hashes])
 
 
 # --- Session tokens ------------------------------------------------------------------------
@@ -232,7 +256,11 @@ def principal_for_session_token(token: str) -> Principal:
 
 
 def forget_session(session_id: str) -> None:
-    cache.delete(_session_cache_key(session_id))
+    forget_sessions([session_id])
+
+
+def forget_sessions(session_ids: list[str]) -> None:
+    _drop([_session_cache_key(s) for s in session_ids])
 
 
 # --- Internal service token ------------------------------------------------------------
@@ -242,9 +270,10 @@ def principal_for_internal_token(token: str, org_ref: str) -> Principal:
     expected = settings.INTERNAL_SERVICE_TOKEN
     if not expected or not secrets.compare_digest(token, expected):
         raise APIError("UNAUTHORIZED", "The internal service token is not valid.")
-    org = Organization.objects.filter(pk=org_ref).first() or Organization.objects.filter(
-        slug=org_ref
-    ).first()
+    org = (
+        Organization.objects.filter(pk=org_ref).first()
+        or Organization.objects.filter(slug=org_ref).first()
+    )
     if org is None or not org.is_active:
         raise APIError("UNAUTHORIZED", "X-Organization-Id does not name an organization.")
     return Principal(kind="internal", organization=org, role="developer")

@@ -61,9 +61,14 @@ def is_valid_scope(scope: str) -> bool:
     if scope in (WILDCARD, ADMIN):
         return True
     resource, sep, action = scope.partition(":")
-    return bool(sep) and resource.replace("_", "").replace("-", "").isalnum() and action in (
-        "read",
-        "write",
-        "reveal",
-        "*",
+    return (
+        bool(sep)
+        and resource.replace("_", "").replace("-", "").isalnum()
+        and action
+        in (
+            "read",
+            "write",
+            "reveal",
+            "*",
+        )
     )

@@ -29,20 +29,40 @@ def organization_create(
     owner_email: str,
     owner_password: str | None = None,
     sandbox: bool = False,
-) -> tuple[Organization, User, str, APIKey, str]:
-    """Bootstrap: organization, its owner and one `*` secret key matching its mode."""
-    password = owner_password or secrets.token_urlsafe(12)
+) -> tuple[Organization, User, str | None, APIKey, str]:
+    """Bootstrap: organization, its owner and one `*` secret key matching its mode.
+
+    A new owner gets `owner_password`, or a generated one. An existing user (same email) is
+    made owner as they are: their password is never reset here. Naming a password for them
+    is allowed only when it is their current one; the returned password is then that one,
+    and None when none was given.
+    """
+    owner_email = User.objects.normalize_email(owner_email).strip().lower()
     with transaction.atomic():
         if Organization.objects.filter(slug=slug).exists():
-            raise APIError("ALREADY_EXISTS", f"An organization with slug {slug!r} exists.")
-        org = Organization.objects.create(name=name, slug=slug, sandbox=sandbox)
+            raise APIError("ALREADY_EXISTS", f"An organization with slug {slug!r} already exists.")
         user = User.objects.filter(email__iexact=owner_email).first()
         if user is None:
+            password: str | None = owner_password or secrets.token_urlsafe(12)
             user = User.objects.create_user(owner_email, password)
         else:
-            user.set_password(password)
-            user.save(update_fields=["password"])
-        Membership.objects.for_organization(org).create(organization=org, user=user, role=Role.OWNER)
+            if owner_password is not None and not user.check_password(owner_password):
+                raise APIError(
+                    "ALREADY_EXISTS",
+                    f"A user {owner_email!r} already exists with a different password; it is "
+                    "not changed here. Omit the password to make them owner as they are.",
+                )
+            password = owner_password
+        try:
+            with transaction.atomic():
+                org = Organization.objects.create(name=name, slug=slug, sandbox=sandbox)
+        except IntegrityError:  # a concurrent run took the slug
+            raise APIError(
+                "ALREADY_EXISTS", f"An organization with slug {slug!r} already exists."
+            ) from None
+        Membership.objects.for_organization(org).create(
+            organization=org, user=user, role=Role.OWNER
+        )
         key, raw = api_key_create(
             organization=org,
             name="Default secret key",
@@ -61,8 +81,9 @@ def organization_create(
     return org, user, password, key, raw
 
 
-def organization_update(*, organization: Organization, principal: Principal, request=None,
-                        **fields: Any) -> Organization:
+def organization_update(
+    *, organization: Organization, principal: Principal, request=None, **fields: Any
+) -> Organization:
     with transaction.atomic():
         org = Organization.objects.select_for_update().get(pk=organization.pk)
         changed = {k: v for k, v in fields.items() if getattr(org, k) != v}
@@ -70,8 +91,13 @@ def organization_update(*, organization: Organization, principal: Principal, req
             setattr(org, name, value)
         if changed:
             org.save()
-            audit_record(action="organization.updated", principal=principal, target=org,
-                         request=request, metadata={"fields": sorted(changed)})
+            audit_record(
+                action="organization.updated",
+                principal=principal,
+                target=org,
+                request=request,
+                metadata={"fields": sorted(changed)},
+            )
     return org
 
 
@@ -117,8 +143,13 @@ def api_key_create(
             created_by_id=created_by_id or (principal.user_id if principal else None),
         )
         if principal is not None:
-            audit_record(action="api_key.created", principal=principal, target=key,
-                         request=request, metadata={"type": key_type, "mode": mode})
+            audit_record(
+                action="api_key.created",
+                principal=principal,
+                target=key,
+                request=request,
+                metadata={"type": key_type, "mode": mode},
+            )
     return key, raw
 
 
@@ -148,8 +179,13 @@ def api_key_revoke(*, key: APIKey, principal: Principal | None = None, request=N
         if key.revoked_at is None:
             key.revoked_at = timezone.now()
             key.save(update_fields=["revoked_at"])
-        audit_record(action="api_key.revoked", principal=principal,
-                     organization=key.organization, target=key, request=request)
+        audit_record(
+            action="api_key.revoked",
+            principal=principal,
+            organization=key.organization,
+            target=key,
+            request=request,
+        )
     credentials.forget_api_key(key.key_hash)
 
 
@@ -158,11 +194,18 @@ def api_keys_revoke_created_by(*, user: User) -> int:
     keys = list(APIKey.objects.dangerously_unscoped().filter(created_by=user, revoked_at=None))
     now = timezone.now()
     with transaction.atomic():
-        APIKey.objects.dangerously_unscoped().filter(pk__in=[k.pk for k in keys]).update(revoked_at=now)
+        APIKey.objects.dangerously_unscoped().filter(pk__in=[k.pk for k in keys]).update(
+            revoked_at=now
+        )
         for key in keys:
-            audit_record(action="api_key.revoked", organization=key.organization,
-                         actor_type="user", actor_id=user.pk, target=key,
-                         metadata={"reason": "post_reset_revoke"})
+            audit_record(
+                action="api_key.revoked",
+                organization=key.organization,
+                actor_type="user",
+                actor_id=user.pk,
+                target=key,
+                metadata={"reason": "post_reset_revoke"},
+            )
     for key in keys:
         credentials.forget_api_key(key.key_hash)
     return len(keys)
@@ -180,20 +223,27 @@ def session_login(
         raise APIError("INVALID_CREDENTIALS")
     if not user.is_active or not user.check_password(password or ""):
         raise APIError("INVALID_CREDENTIALS")
-    memberships = Membership.objects.dangerously_unscoped().filter(user=user).select_related(
-        "organization"
+    memberships = (
+        Membership.objects.dangerously_unscoped().filter(user=user).select_related("organization")
     )
     if organization_slug:
         memberships = memberships.filter(organization__slug=organization_slug)
     membership = memberships.order_by("created_at").first()
     if membership is None or not membership.organization.is_active:
         raise APIError("INVALID_CREDENTIALS", "You are not a member of that organization.")
-    return session_start(user=user, organization=membership.organization, ip=ip,
-                         user_agent=user_agent)
+    return session_start(
+        user=user, organization=membership.organization, ip=ip, user_agent=user_agent
+    )
 
 
-def session_start(*, user: User, organization: Organization, ip: str | None, user_agent: str,
-                  impersonator_id: str | None = None) -> tuple[UserSession, str]:
+def session_start(
+    *,
+    user: User,
+    organization: Organization,
+    ip: str | None,
+    user_agent: str,
+    impersonator_id: str | None = None,
+) -> tuple[UserSession, str]:
     with transaction.atomic():
         session = UserSession.objects.for_organization(organization).create(
             organization=organization,
@@ -202,9 +252,14 @@ def session_start(*, user: User, organization: Organization, ip: str | None, use
             ip_address=ip,
             user_agent=(user_agent or "")[:400],
         )
-        audit_record(action="session.created", organization=organization, actor_type="user",
-                     actor_id=user.pk, target=session,
-                     metadata={"impersonator_id": impersonator_id} if impersonator_id else None)
+        audit_record(
+            action="session.created",
+            organization=organization,
+            actor_type="user",
+            actor_id=user.pk,
+            target=session,
+            metadata={"impersonator_id": impersonator_id} if impersonator_id else None,
+        )
     User.objects.filter(pk=user.pk).update(last_login=timezone.now())
     return session, credentials.issue_session_token(session, impersonator_id=impersonator_id)
 
@@ -222,8 +277,7 @@ def sessions_revoke_all(*, user: User, except_session_id: str | None = None) -> 
         sessions = sessions.exclude(pk=except_session_id)
     ids = list(sessions.values_list("pk", flat=True))
     UserSession.objects.dangerously_unscoped().filter(pk__in=ids).update(revoked_at=timezone.now())
-    for session_id in ids:
-        credentials.forget_session(session_id)
+    credentials.forget_sessions(ids)
     return len(ids)
 
 
@@ -238,7 +292,12 @@ def _check_role_assignable(principal: Principal, role: str) -> None:
 
 
 def user_invite(
-    *, principal: Principal, email: str, name: str = "", role: str, password: str | None = None,
+    *,
+    principal: Principal,
+    email: str,
+    name: str = "",
+    role: str,
+    password: str | None = None,
     request=None,
 ) -> Membership:
     """Add a person to the principal's organization. An existing user (matched by email) joins
@@ -258,13 +317,24 @@ def user_invite(
                 membership = Membership.objects.create(organization=org, user=user, role=role)
         except IntegrityError:
             raise APIError("ALREADY_EXISTS", "This user is already a member.") from None
-        audit_record(action="user.added", principal=principal, target=user, request=request,
-                     metadata={"role": role})
+        audit_record(
+            action="user.added",
+            principal=principal,
+            target=user,
+            request=request,
+            metadata={"role": role},
+        )
     return membership
 
 
-def user_update(*, principal: Principal, membership: Membership, request=None,
-                name: str | None = None, role: str | None = None) -> Membership:
+def user_update(
+    *,
+    principal: Principal,
+    membership: Membership,
+    request=None,
+    name: str | None = None,
+    role: str | None = None,
+) -> Membership:
     with transaction.atomic():
         if role is not None and role != membership.role:
             _check_role_assignable(principal, role)
@@ -275,29 +345,67 @@ def user_update(*, principal: Principal, membership: Membership, request=None,
             membership.role = role
             membership.save(update_fields=["role"])
         if name is not None and name != membership.user.name:
+            _ensure_sole_membership_or_self(principal, membership)
             membership.user.name = name
             membership.user.save(update_fields=["name"])
-        audit_record(action="user.updated", principal=principal, target=membership.user,
-                     request=request, metadata={"role": membership.role})
+        audit_record(
+            action="user.updated",
+            principal=principal,
+            target=membership.user,
+            request=request,
+            metadata={"role": membership.role},
+        )
     return membership
 
 
 def _ensure_another_owner(membership: Membership) -> None:
-    others = Membership.objects.for_organization(membership.organization).filter(
-        role=Role.OWNER
-    ).exclude(pk=membership.pk)
-    if not others.exists():
+    """Call inside the transaction that demotes or removes an owner. Locking every owner row
+    serializes two owners stepping down at once, so one of them always remains."""
+    owners = list(
+        Membership.objects.for_organization(membership.organization)
+        .select_for_update()
+        .filter(role=Role.OWNER)
+        .values_list("pk", flat=True)
+    )
+    if not any(pk != membership.pk for pk in owners):
         raise APIError("CONFLICT", "An organization keeps at least one owner.")
 
 
+def _ensure_sole_membership_or_self(principal: Principal, membership: Membership) -> None:
+    """A person's name is theirs, not one organization's: an admin may rename only a user who
+    belongs to no other organization."""
+    if membership.user_id == principal.user_id:
+        return
+    elsewhere = (
+        Membership.objects.dangerously_unscoped()
+        .filter(user_id=membership.user_id)
+        .exclude(organization_id=membership.organization_id)
+    )
+    if elsewhere.exists():
+        raise APIError(
+            "CONFLICT",
+            "This person also belongs to another organization; only they can change their name.",
+        )
+
+
 def user_remove(*, principal: Principal, membership: Membership, request=None) -> None:
+    """Remove a member; their sessions in this organization end at once (not elsewhere)."""
     if ROLE_RANK[membership.role] > ROLE_RANK.get(principal.role, 0):
         raise APIError("INSUFFICIENT_PERMISSIONS", "You cannot remove a higher role.")
+    org = membership.organization
     with transaction.atomic():
         if membership.role == Role.OWNER:
             _ensure_another_owner(membership)
         user = membership.user
         membership.delete()
-        audit_record(action="user.removed", principal=principal, target=user, request=request)
-    for session in UserSession.objects.for_organization(principal.organization).filter(user=user):
-        session_revoke(session=session)
+        sessions = UserSession.objects.for_organization(org).filter(user=user, revoked_at=None)
+        session_ids = list(sessions.values_list("pk", flat=True))
+        sessions.update(revoked_at=timezone.now())
+        audit_record(
+            action="user.removed",
+            principal=principal,
+            target=user,
+            request=request,
+            metadata={"sessions_revoked": len(session_ids)},
+        )
+    credentials.forget_sessions(session_ids)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status
 from rest_framework.response import Response
@@ -79,7 +80,10 @@ class SessionViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, TenantView
             raise APIError("INSUFFICIENT_PERMISSIONS", "Sessions belong to signed-in users.")
 
     def scope_queryset(self, queryset):
-        return queryset.filter(user_id=self.principal.user_id)
+        # Live sessions only: revoked and expired ones are gone for the caller.
+        return queryset.filter(
+            user_id=self.principal.user_id, revoked_at=None, expires_at__gt=timezone.now()
+        )
 
     def get_serializer_context(self):
         return {**super().get_serializer_context(), "current_session_id": self.principal.session_id}
@@ -101,8 +105,12 @@ class UserViewSet(
     serializer_class = s.MemberSerializer
     lookup_field = "user_id"
     lookup_url_kwarg = "pk"
-    required_scopes = {"GET": "users:read", "POST": "users:write", "PATCH": "users:write",
-                       "DELETE": "users:write"}
+    required_scopes = {
+        "GET": "users:read",
+        "POST": "users:write",
+        "PATCH": "users:write",
+        "DELETE": "users:write",
+    }
     required_roles = {"POST": ADMINS, "PATCH": ADMINS, "DELETE": ADMINS}
 
     def scope_queryset(self, queryset):
@@ -114,8 +122,12 @@ class UserViewSet(
         body.is_valid(raise_exception=True)
         data = body.validated_data
         membership = services.user_invite(
-            principal=self.principal, request=request, email=data["email"], name=data["name"],
-            role=data["role"], password=data.get("password"),
+            principal=self.principal,
+            request=request,
+            email=data["email"],
+            name=data["name"],
+            role=data["role"],
+            password=data.get("password"),
         )
         return Response(s.MemberSerializer(membership).data, status=status.HTTP_201_CREATED)
 
@@ -123,8 +135,12 @@ class UserViewSet(
     def partial_update(self, request, pk=None):
         body = s.MemberUpdateSerializer(data=request.data, partial=True)
         body.is_valid(raise_exception=True)
-        membership = services.user_update(principal=self.principal, membership=self.get_object(),
-                                          request=request, **body.validated_data)
+        membership = services.user_update(
+            principal=self.principal,
+            membership=self.get_object(),
+            request=request,
+            **body.validated_data,
+        )
         return Response(s.MemberSerializer(membership).data)
 
     def destroy(self, request, pk=None):
@@ -138,10 +154,12 @@ class UserViewSet(
 class APIKeyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantViewSet):
     model = APIKey
     serializer_class = s.APIKeySerializer
-    required_scopes = {"GET": "api_keys:read", "POST": "api_keys:write",
-                       "DELETE": "api_keys:write"}
-    required_roles = {"GET": ADMINS | {"developer"}, "POST": ADMINS | {"developer"},
-                      "DELETE": ADMINS | {"developer"}}
+    required_scopes = {"GET": "api_keys:read", "POST": "api_keys:write", "DELETE": "api_keys:write"}
+    required_roles = {
+        "GET": ADMINS | {"developer"},
+        "POST": ADMINS | {"developer"},
+        "DELETE": ADMINS | {"developer"},
+    }
 
     @extend_schema(request=s.APIKeyCreateSerializer, responses={201: s.APIKeyCreatedSerializer})
     def create(self, request):
@@ -181,7 +199,10 @@ class OrganizationView(PlatformAPIView):
     def patch(self, request):
         body = s.OrganizationUpdateSerializer(data=request.data, partial=True)
         body.is_valid(raise_exception=True)
-        org = services.organization_update(organization=self.organization,
-                                           principal=self.principal, request=request,
-                                           **body.validated_data)
+        org = services.organization_update(
+            organization=self.organization,
+            principal=self.principal,
+            request=request,
+            **body.validated_data,
+        )
         return Response(s.OrganizationSerializer(org).data)

@@ -26,11 +26,14 @@ class Command(BaseCommand):
             org, user, password, _key, raw = organization_create(
                 name="Demo", slug=SLUG, owner_email="owner@demo.example", sandbox=True
             )
-            password_line = f"  owner:    {user.email} / {password}\n"
+            password_line = f"  owner:    {user.email} / {password or '(existing password)'}\n"
         else:
             _key, raw = api_key_create(
-                organization=org, name="make run", key_type=KeyType.SECRET,
-                mode=KeyMode.TEST, scopes=["*"],
+                organization=org,
+                name="make run",
+                key_type=KeyType.SECRET,
+                mode=KeyMode.TEST,
+                scopes=["*"],
             )
         base = settings.PUBLIC_BASE_URL
         self.stdout.write(

@@ -19,20 +19,31 @@ _seq = itertools.count(1)
 def add_member(tenant, role: str, *, email: str | None = None, password: str = PASSWORD) -> User:
     """Add a user with `role` to the tenant's organization (acting as its owner)."""
     email = email or f"{role}-{next(_seq)}-{tenant.org.slug}@example.com"
-    owner = Principal(kind="session", organization=tenant.org, role="owner",
-                      user_id=tenant.owner.pk)
+    owner = Principal(
+        kind="session", organization=tenant.org, role="owner", user_id=tenant.owner.pk
+    )
     with tenant_context(tenant.org):
-        membership = services.user_invite(principal=owner, email=email, name=role.title(),
-                                          role=role, password=password)
+        membership = services.user_invite(
+            principal=owner, email=email, name=role.title(), role=role, password=password
+        )
     return membership.user
 
 
-def make_key(tenant, scopes: list[str], *, key_type: str = KeyType.SECRET,
-             mode: str | None = None, allowed_ips: list[str] | None = None) -> str:
+def make_key(
+    tenant,
+    scopes: list[str],
+    *,
+    key_type: str = KeyType.SECRET,
+    mode: str | None = None,
+    allowed_ips: list[str] | None = None,
+) -> str:
     _key, raw = services.api_key_create(
-        organization=tenant.org, name="test key", key_type=key_type,
+        organization=tenant.org,
+        name="test key",
+        key_type=key_type,
         mode=mode or (KeyMode.TEST if tenant.org.sandbox else KeyMode.LIVE),
-        scopes=scopes, allowed_ips=allowed_ips,
+        scopes=scopes,
+        allowed_ips=allowed_ips,
     )
     return raw
 

@@ -179,7 +179,7 @@ def test_list_query_count_is_constant(tenant, django_assert_max_num_queries):
         return len(ctx.captured_queries)
 
     few = measure()
-    for n in range(15):
+    for _n in range(15):
         make_key(tenant, ["contacts:read"])
     many = measure()
     assert few == many, (few, many)

@@ -141,34 +141,40 @@ class TestAllowedIps:
     def test_single_address(self, tenant):
         raw = make_key(tenant, ["*"], allowed_ips=["203.0.113.7"])
         assert tenant.client(raw).get(ORG_URL, REMOTE_ADDR="203.0.113.7").status_code == 200
-        assert_error(tenant.client(raw).get(ORG_URL, REMOTE_ADDR="203.0.113.8"), 403,
-                     "IP_NOT_ALLOWED")
+        assert_error(
+            tenant.client(raw).get(ORG_URL, REMOTE_ADDR="203.0.113.8"), 403, "IP_NOT_ALLOWED"
+        )
 
     def test_forwarded_for_ignored_unless_trusted(self, tenant, settings):
         raw = make_key(tenant, ["*"], allowed_ips=["10.0.0.0/8"])
         settings.TRUST_X_FORWARDED_FOR = False
-        response = tenant.client(raw).get(ORG_URL, REMOTE_ADDR="192.168.1.20",
-                                          HTTP_X_FORWARDED_FOR="10.0.0.1")
+        response = tenant.client(raw).get(
+            ORG_URL, REMOTE_ADDR="192.168.1.20", HTTP_X_FORWARDED_FOR="10.0.0.1"
+        )
         assert_error(response, 403, "IP_NOT_ALLOWED")
         settings.TRUST_X_FORWARDED_FOR = True
-        response = tenant.client(raw).get(ORG_URL, REMOTE_ADDR="192.168.1.20",
-                                          HTTP_X_FORWARDED_FOR="10.0.0.1, 192.168.1.20")
+        response = tenant.client(raw).get(
+            ORG_URL, REMOTE_ADDR="192.168.1.20", HTTP_X_FORWARDED_FOR="10.0.0.1, 192.168.1.20"
+        )
         assert response.status_code == 200
 
     def test_created_through_api(self, tenant):
         response = tenant.client().post(
-            "/api/v1/api-keys", {"name": "ip", "scopes": ["*"], "allowed_ips": ["10.1.0.0/16"]},
-            format="json")
+            "/api/v1/api-keys",
+            {"name": "ip", "scopes": ["*"], "allowed_ips": ["10.1.0.0/16"]},
+            format="json",
+        )
         assert response.status_code == 201, response.content
         raw = response.json()["data"]["key"]
         assert tenant.client(raw).get(ORG_URL, REMOTE_ADDR="10.1.2.3").status_code == 200
-        assert_error(tenant.client(raw).get(ORG_URL, REMOTE_ADDR="10.2.2.3"), 403,
-                     "IP_NOT_ALLOWED")
+        assert_error(tenant.client(raw).get(ORG_URL, REMOTE_ADDR="10.2.2.3"), 403, "IP_NOT_ALLOWED")
 
     def test_invalid_range_is_422(self, tenant):
         response = tenant.client().post(
-            "/api/v1/api-keys", {"name": "ip", "scopes": ["*"], "allowed_ips": ["nonsense"]},
-            format="json")
+            "/api/v1/api-keys",
+            {"name": "ip", "scopes": ["*"], "allowed_ips": ["nonsense"]},
+            format="json",
+        )
         assert_error(response, 422, "VALIDATION_ERROR")
 
 
@@ -181,8 +187,9 @@ class TestInternalServiceToken:
 
     def client(self, org_ref: str, token: str | None = None) -> APIClient:
         client = APIClient()
-        client.credentials(HTTP_X_INTERNAL_SERVICE_TOKEN=token or self.TOKEN,
-                           HTTP_X_ORGANIZATION_ID=org_ref)
+        client.credentials(
+            HTTP_X_INTERNAL_SERVICE_TOKEN=token or self.TOKEN, HTTP_X_ORGANIZATION_ID=org_ref
+        )
         return client
 
     def test_gives_developer_role(self, tenant):
@@ -194,8 +201,9 @@ class TestInternalServiceToken:
         assert client.get("/api/v1/api-keys").status_code == 200
         # ... but not users or organization settings (owner/admin only).
         assert_error(client.get("/api/v1/users"), 403, "INSUFFICIENT_PERMISSIONS")
-        assert_error(client.patch(ORG_URL, {"name": "x"}, format="json"), 403,
-                     "INSUFFICIENT_PERMISSIONS")
+        assert_error(
+            client.patch(ORG_URL, {"name": "x"}, format="json"), 403, "INSUFFICIENT_PERMISSIONS"
+        )
 
     def test_slug_names_the_organization(self, tenant):
         response = self.client(tenant.org.slug).get(ORG_URL)
@@ -216,8 +224,7 @@ class TestInternalServiceToken:
 
     def test_disabled_when_not_configured(self, tenant, settings):
         settings.INTERNAL_SERVICE_TOKEN = ""
-        assert_error(self.client(tenant.org.pk, token="anything").get(ORG_URL), 401,
-                     "UNAUTHORIZED")
+        assert_error(self.client(tenant.org.pk, token="anything").get(ORG_URL), 401, "UNAUTHORIZED")
 
 
 def test_deactivated_organization_refuses_its_credentials(tenant):
@@ -227,3 +234,28 @@ def test_deactivated_organization_refuses_its_credentials(tenant):
     tenant.org.save()
     assert_error(tenant.client().get(ORG_URL), 401, "INVALID_API_KEY")
     assert_error(session.get(ORG_URL), 401, "EXPIRED_TOKEN")
+
+
+def test_snapshot_cached_by_a_racing_request_is_dropped_at_commit(
+    tenant, django_capture_on_commit_callbacks
+):
+    """A request that re-caches the key while the revoking transaction is still open would
+    keep it alive for minutes; the second drop at commit prevents that."""
+    from django.core.cache import cache
+    from django.db import transaction
+
+    from platform_core.identity import credentials, services
+
+    raw = make_key(tenant, ["*"])
+    client = tenant.client(raw)
+    assert client.get(ORG_URL).status_code == 200
+    cache_key = f"auth:key:{credentials.digest(raw)}"
+    stale = cache.get(cache_key)
+    assert stale is not None
+    from platform_core.identity.models import APIKey
+
+    key = APIKey.objects.for_organization(tenant.org).get(key_hash=credentials.digest(raw))
+    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+        services.api_key_revoke(key=key)
+        cache.set(cache_key, stale)  # what a concurrent reader would do before our commit
+    assert_error(client.get(ORG_URL), 401, "INVALID_API_KEY")

@@ -23,14 +23,18 @@ def test_login_shape(tenant):
     assert set(data) == {"token", "expires_at", "session_id", "user", "organization"}
     assert data["token"].startswith("eyJ")
     assert data["session_id"].startswith("ses_")
-    assert data["user"] == {"id": tenant.owner.pk, "email": tenant.owner.email,
-                            "name": tenant.owner.name}
+    assert data["user"] == {
+        "id": tenant.owner.pk,
+        "email": tenant.owner.email,
+        "name": tenant.owner.name,
+    }
     assert data["organization"]["id"] == tenant.org.pk
     assert data["organization"]["slug"] == tenant.org.slug
     expires = datetime.fromisoformat(data["expires_at"].replace("Z", "+00:00"))
     expected = datetime.now(UTC) + timedelta(seconds=settings.SESSION_TOKEN_TTL_SECONDS)
     assert abs((expires - expected).total_seconds()) < 60
-    assert body["meta"]["request_id"] and body["meta"]["timestamp"]
+    assert body["meta"]["request_id"]
+    assert body["meta"]["timestamp"]
     assert bearer(data["token"]).get(ORG_URL).status_code == 200
 
 
@@ -40,8 +44,9 @@ def test_email_is_case_insensitive(tenant):
 
 def test_wrong_password_and_unknown_email_answer_alike(tenant):
     wrong = assert_error(login(tenant.owner.email, "wrong-password"), 401, "INVALID_CREDENTIALS")
-    unknown = assert_error(login("nobody@example.com", "wrong-password"), 401,
-                           "INVALID_CREDENTIALS")
+    unknown = assert_error(
+        login("nobody@example.com", "wrong-password"), 401, "INVALID_CREDENTIALS"
+    )
     assert wrong["error"]["message"] == unknown["error"]["message"]
     assert wrong["error"]["details"] == unknown["error"]["details"]
 
@@ -75,8 +80,9 @@ def test_organization_slug_chooses_membership(tenant, other_tenant):
     client = bearer(data["token"])
     assert client.get(ORG_URL).json()["data"]["id"] == other_tenant.org.pk
     # There the same person is a viewer.
-    assert_error(client.patch(ORG_URL, {"name": "x"}, format="json"), 403,
-                 "INSUFFICIENT_PERMISSIONS")
+    assert_error(
+        client.patch(ORG_URL, {"name": "x"}, format="json"), 403, "INSUFFICIENT_PERMISSIONS"
+    )
 
 
 def test_organization_the_user_is_not_in(tenant, other_tenant):
@@ -170,10 +176,15 @@ def test_forged_token_is_unauthorized(tenant):
 
 
 def test_session_records_ip_and_user_agent(tenant):
-    response = login(tenant.owner.email, tenant.password, REMOTE_ADDR="198.51.100.9",
-                     HTTP_USER_AGENT="pytest-agent")
+    response = login(
+        tenant.owner.email,
+        tenant.password,
+        REMOTE_ADDR="198.51.100.9",
+        HTTP_USER_AGENT="pytest-agent",
+    )
     session = UserSession.objects.for_organization(tenant.org).get(
-        pk=response.json()["data"]["session_id"])
+        pk=response.json()["data"]["session_id"]
+    )
     assert session.ip_address == "198.51.100.9"
     assert session.user_agent == "pytest-agent"
 
@@ -199,3 +210,23 @@ def test_login_is_rate_limited_per_ip(tenant):
     with time_machine.travel(datetime.now(UTC) + timedelta(seconds=61), tick=False):
         response = login(tenant.owner.email, tenant.password, REMOTE_ADDR="203.0.113.50")
         assert response.status_code == 200
+
+
+def test_revoked_sessions_are_not_listed(tenant):
+    current = tenant.session_client()
+    other = tenant.session_client()
+    current.delete(f"{SESSIONS}/{other.session_id}")
+    ids = {i["id"] for i in current.get(SESSIONS).json()["data"]}
+    assert ids == {current.session_id}
+    assert_error(current.delete(f"{SESSIONS}/{other.session_id}"), 404, "NOT_FOUND")
+
+
+def test_sessions_are_listed_per_organization(tenant, other_tenant):
+    add_member(other_tenant, "viewer", email=tenant.owner.email, password=tenant.password)
+    here = tenant.session_client()
+    there_login = login(tenant.owner.email, tenant.password, organization=other_tenant.org.slug)
+    there_id = there_login.json()["data"]["session_id"]
+    assert {i["id"] for i in here.get(SESSIONS).json()["data"]} == {here.session_id}
+    # A session in another organization is out of reach, like an unknown id.
+    assert_error(here.delete(f"{SESSIONS}/{there_id}"), 404, "NOT_FOUND")
+    assert bearer(there_login.json()["data"]["token"]).get(ORG_URL).status_code == 200

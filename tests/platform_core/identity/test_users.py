@@ -15,8 +15,9 @@ URL = "/api/v1/users"
 
 
 def invite(client, email, role="viewer", **extra):
-    return client.post(URL, {"email": email, "name": "New Person", "role": role, **extra},
-                       format="json")
+    return client.post(
+        URL, {"email": email, "name": "New Person", "role": role, **extra}, format="json"
+    )
 
 
 def test_list_and_detail(tenant):
@@ -38,13 +39,17 @@ def test_member_of_another_org_is_not_found(tenant, other_tenant):
 
 
 def test_owner_adds_user_who_can_log_in(tenant):
-    response = invite(tenant.session_client(), "New.Person@Example.com", "developer",
-                      password=PASSWORD)
+    response = invite(
+        tenant.session_client(), "New.Person@Example.com", "developer", password=PASSWORD
+    )
     assert response.status_code == 201, response.content
     data = response.json()["data"]
     assert data["id"].startswith("usr_")
-    assert (data["email"], data["role"], data["name"]) == ("new.person@example.com", "developer",
-                                                           "New Person")
+    assert (data["email"], data["role"], data["name"]) == (
+        "new.person@example.com",
+        "developer",
+        "New Person",
+    )
     logged_in = login("new.person@example.com", PASSWORD)
     assert logged_in.status_code == 200
     assert logged_in.json()["data"]["organization"]["id"] == tenant.org.pk
@@ -57,8 +62,9 @@ def test_added_without_password_cannot_log_in(tenant):
 
 
 def test_weak_password_is_422(tenant):
-    assert_error(invite(tenant.session_client(), "weak@example.com", password="123"), 422,
-                 "VALIDATION_ERROR")
+    assert_error(
+        invite(tenant.session_client(), "weak@example.com", password="123"), 422, "VALIDATION_ERROR"
+    )
 
 
 def test_invalid_role_or_email_is_422(tenant):
@@ -76,8 +82,9 @@ def test_duplicate_member_is_409(tenant):
 
 def test_user_in_several_organizations(tenant, other_tenant):
     user = add_member(tenant, "admin")
-    response = invite(other_tenant.session_client(), user.email, "viewer",
-                      password="Totally-Different-8-pass")
+    response = invite(
+        other_tenant.session_client(), user.email, "viewer", password="Totally-Different-8-pass"
+    )
     assert response.status_code == 201
     assert response.json()["data"]["id"] == user.pk
     # Joining a second organization does not change the person's password.
@@ -95,8 +102,11 @@ def test_lower_roles_cannot_write(tenant, role):
     client = session_for(tenant, add_member(tenant, role))
     target = add_member(tenant, "viewer")
     assert_error(invite(client, "x@example.com"), 403, "INSUFFICIENT_PERMISSIONS")
-    assert_error(client.patch(f"{URL}/{target.pk}", {"role": "agent"}, format="json"), 403,
-                 "INSUFFICIENT_PERMISSIONS")
+    assert_error(
+        client.patch(f"{URL}/{target.pk}", {"role": "agent"}, format="json"),
+        403,
+        "INSUFFICIENT_PERMISSIONS",
+    )
     assert_error(client.delete(f"{URL}/{target.pk}"), 403, "INSUFFICIENT_PERMISSIONS")
     assert Membership.objects.for_organization(tenant.org).get(user=target).role == "viewer"
 
@@ -106,17 +116,26 @@ def test_admin_writes_but_not_above_own_role(tenant):
     assert invite(admin, "a1@example.com", "admin").status_code == 201
     assert_error(invite(admin, "o1@example.com", "owner"), 403, "INSUFFICIENT_PERMISSIONS")
     target = add_member(tenant, "viewer")
-    assert_error(admin.patch(f"{URL}/{target.pk}", {"role": "owner"}, format="json"), 403,
-                 "INSUFFICIENT_PERMISSIONS")
+    assert_error(
+        admin.patch(f"{URL}/{target.pk}", {"role": "owner"}, format="json"),
+        403,
+        "INSUFFICIENT_PERMISSIONS",
+    )
     # Nor touch the owner.
-    assert_error(admin.patch(f"{URL}/{tenant.owner.pk}", {"role": "viewer"}, format="json"),
-                 403, "INSUFFICIENT_PERMISSIONS")
+    assert_error(
+        admin.patch(f"{URL}/{tenant.owner.pk}", {"role": "viewer"}, format="json"),
+        403,
+        "INSUFFICIENT_PERMISSIONS",
+    )
     assert_error(admin.delete(f"{URL}/{tenant.owner.pk}"), 403, "INSUFFICIENT_PERMISSIONS")
-    response = admin.patch(f"{URL}/{target.pk}", {"role": "developer", "name": "Dev"},
-                           format="json")
+    response = admin.patch(
+        f"{URL}/{target.pk}", {"role": "developer", "name": "Dev"}, format="json"
+    )
     assert response.status_code == 200
-    assert (response.json()["data"]["role"], response.json()["data"]["name"]) == ("developer",
-                                                                                   "Dev")
+    assert (response.json()["data"]["role"], response.json()["data"]["name"]) == (
+        "developer",
+        "Dev",
+    )
 
 
 def test_wildcard_key_acts_as_admin(tenant):
@@ -139,12 +158,16 @@ def test_owner_may_step_down_when_another_owner_exists(tenant):
     response = owner.patch(f"{URL}/{tenant.owner.pk}", {"role": "admin"}, format="json")
     assert response.status_code == 200, response.content
     # The new role applies to the existing session at once.
-    assert_error(owner.patch(f"{URL}/{second.pk}", {"role": "admin"}, format="json"), 403,
-                 "INSUFFICIENT_PERMISSIONS")
+    assert_error(
+        owner.patch(f"{URL}/{second.pk}", {"role": "admin"}, format="json"),
+        403,
+        "INSUFFICIENT_PERMISSIONS",
+    )
     # And the remaining owner is now the last one.
     other = session_for(tenant, second)
-    assert_error(other.patch(f"{URL}/{second.pk}", {"role": "viewer"}, format="json"), 409,
-                 "CONFLICT")
+    assert_error(
+        other.patch(f"{URL}/{second.pk}", {"role": "viewer"}, format="json"), 409, "CONFLICT"
+    )
 
 
 def test_owner_removes_another_owner(tenant):
@@ -194,3 +217,35 @@ def test_list_query_count_is_constant(tenant, django_assert_max_num_queries):
     assert few == many, (few, many)
     with django_assert_max_num_queries(4):
         client.get(URL)
+
+
+def test_admin_cannot_rename_a_person_of_another_organization(tenant, other_tenant):
+    shared = add_member(tenant, "viewer")
+    add_member(other_tenant, "viewer", email=shared.email)
+    response = other_tenant.session_client().patch(
+        f"{URL}/{shared.pk}", {"name": "Hijacked"}, format="json"
+    )
+    assert_error(response, 409, "CONFLICT")
+    assert User.objects.get(pk=shared.pk).name != "Hijacked"
+    # Their role there can still be changed.
+    response = other_tenant.session_client().patch(
+        f"{URL}/{shared.pk}", {"role": "agent"}, format="json"
+    )
+    assert response.status_code == 200
+    # A person only in this organization can be renamed by its admins.
+    solo = add_member(tenant, "viewer")
+    assert (
+        tenant.session_client()
+        .patch(f"{URL}/{solo.pk}", {"name": "Renamed"}, format="json")
+        .status_code
+        == 200
+    )
+
+
+def test_user_self_rename_with_admin_role(tenant, other_tenant):
+    user = add_member(tenant, "admin")
+    add_member(other_tenant, "viewer", email=user.email)
+    client = session_for(tenant, user)
+    response = client.patch(f"{URL}/{user.pk}", {"name": "Me Myself"}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["data"]["name"] == "Me Myself"
