@@ -42,6 +42,7 @@ class BenchOptions:
     threads: int
     connections: int
     workers: int
+    rounds: int
 
     @classmethod
     def from_environ(cls) -> BenchOptions:
@@ -51,6 +52,7 @@ class BenchOptions:
             threads=max(1, _int("BENCH_THREADS", 1)),
             connections=max(1, _int("BENCH_CONNECTIONS", 16)),
             workers=max(1, _int("BENCH_WORKERS", cpu_count())),
+            rounds=max(1, _int("BENCH_ROUNDS", 1)),
         )
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import urllib.error
-from urllib.parse import quote
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from . import wrk
 from .env import BenchOptions

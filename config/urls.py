@@ -18,6 +18,9 @@ api_v1 = [
     path("", include("platform_core.webhooks.api.urls")),
     path("", include("platform_core.accounts.api.urls")),
     path("", include("platform_core.sso.api.urls")),
+    # Segment routes first: /contacts/segments/... must win over /contacts/{id}.
+    path("", include("contacts.segments.api.urls")),
+    path("", include("contacts.api.urls")),
 ]
 
 urlpatterns = [

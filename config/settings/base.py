@@ -72,6 +72,8 @@ INSTALLED_APPS = [
     "platform_core.sso.apps.SsoConfig",
     "messaging",
     "contacts",
+    "contacts.segments.apps.SegmentsConfig",
+    "messaging.links.apps.LinksConfig",
     "conversations",
     "agents",
     "knowledge",

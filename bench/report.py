@@ -1,0 +1,87 @@
+"""The results table: plain text on the terminal, Markdown in bench/results/latest.md."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from datetime import UTC, datetime
+
+from .env import ROOT, BenchOptions
+from .scenarios import Measurement
+from .targets import Outcome, Target
+
+HEADERS = ("scenario", "req/s", "p50 ms", "p99 ms", "requests", "errors")
+
+
+def _num(value: float | None, fmt: str) -> str:
+    return "n/a" if value is None else format(value, fmt)
+
+
+def rows(results: list[Measurement]) -> list[tuple[str, ...]]:
+    out = []
+    for m in results:
+        if m.error:
+            out.append((m.title, "n/a", "n/a", "n/a", "0", f"not measured: {m.error}"))
+            continue
+        out.append((
+            m.title,
+            _num(m.requests_per_second, ",.0f"),
+            _num(m.p50_ms, ".2f"),
+            _num(m.p99_ms, ".2f"),
+            f"{m.requests:,}",
+            str(m.errors),
+        ))
+    return out
+
+
+def text_table(results: list[Measurement]) -> str:
+    table = [HEADERS, *rows(results)]
+    widths = [max(len(r[i]) for r in table) for i in range(len(HEADERS))]
+    lines = []
+    for n, row in enumerate(table):
+        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:],
+                                                                        strict=True)]
+        lines.append("  ".join(cells))
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def text_targets(outcomes: list[tuple[Target, Outcome]]) -> str:
+    return "\n".join(
+        f"{'PASS' if o.passed else 'FAIL'}  {t.name}: {o.observed}" for t, o in outcomes
+    )
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(  # noqa: S603,S607 - fixed argv
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+            timeout=5, check=False,
+        )
+        return out.stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def markdown(results: list[Measurement], outcomes: list[tuple[Target, Outcome]],
+             options: BenchOptions, *, row_count: int) -> str:
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "# Benchmark results (`make bench`)",
+        "",
+        f"{when}, commit {_git_commit()}, {platform.machine()} with {options.workers}"
+        f" gunicorn sync worker(s) (one per core), PostgreSQL + Redis on the same machine;"
+        f" wrk -t{options.threads} -c{options.connections} -d{options.seconds}s"
+        f" after a {options.warmup_seconds}s warm-up"
+        + (f", median of {options.rounds} interleaved rounds" if options.rounds > 1 else "")
+        + f", {row_count:,} rows in the listed table.",
+        "",
+        "| " + " | ".join(HEADERS) + " |",
+        "|" + "|".join(["---"] + ["---:"] * (len(HEADERS) - 1)) + "|",
+    ]
+    lines += ["| " + " | ".join(r) + " |" for r in rows(results)]
+    lines += ["", "| target | result | observed |", "|---|---|---|"]
+    lines += [f"| {t.name} | {'PASS' if o.passed else '**FAIL**'} | {o.observed} |"
+              for t, o in outcomes]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,85 @@
+"""The targets `make bench` checks (issue 2, "Done means"), as a list of objects.
+
+A target compares measurements by scenario name. A missing or invalid measurement (not
+run, errors under load) fails its target: nothing is passed on numbers we do not trust.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .scenarios import Measurement
+
+
+@dataclass(frozen=True)
+class Outcome:
+    passed: bool
+    observed: str
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    description: str
+    needs: tuple[str, ...]
+    rule: Callable[[dict[str, Measurement]], Outcome]
+
+    def evaluate(self, results: dict[str, Measurement]) -> Outcome:
+        for name in self.needs:
+            m = results.get(name)
+            if m is None:
+                return Outcome(False, f"`{name}` was not measured")
+            if not m.valid:
+                why = m.error or f"{m.errors} failed requests"
+                return Outcome(False, f"`{name}` has no valid measurement ({why})")
+        return self.rule(results)
+
+
+def _detail_vs_floor(r: dict[str, Measurement]) -> Outcome:
+    ratio = r["detail"].requests_per_second / r["floor"].requests_per_second
+    return Outcome(
+        ratio >= 0.5,
+        f"{r['detail'].requests_per_second:,.0f} / {r['floor'].requests_per_second:,.0f} req/s"
+        f" = {ratio:.0%} of the floor (needs >= 50%)",
+    )
+
+
+def _deep_latency(r: dict[str, Measurement]) -> Outcome:
+    ratio = r["list_deep"].p50_ms / r["list_page1"].p50_ms
+    return Outcome(
+        ratio <= 1.2,
+        f"p50 {r['list_deep'].p50_ms:.2f} ms vs {r['list_page1'].p50_ms:.2f} ms"
+        f" = {ratio:.2f}x page 1 (needs <= 1.20x)",
+    )
+
+
+def _deep_throughput(r: dict[str, Measurement]) -> Outcome:
+    ratio = r["list_page1"].requests_per_second / r["list_deep"].requests_per_second
+    return Outcome(
+        ratio <= 1.2,
+        f"{r['list_deep'].requests_per_second:,.0f} vs {r['list_page1'].requests_per_second:,.0f}"
+        f" req/s: a deep request costs {ratio:.2f}x page 1 (needs <= 1.20x)",
+    )
+
+
+TARGETS: list[Target] = [
+    Target(
+        name="detail >= 50% of floor",
+        description="authenticated detail throughput is at least half the floor's",
+        needs=("floor", "detail"),
+        rule=_detail_vs_floor,
+    ),
+    Target(
+        name="deep page p50 <= 1.2x page 1",
+        description="the deep page's median latency is at most 1.2 times page 1's",
+        needs=("list_page1", "list_deep"),
+        rule=_deep_latency,
+    ),
+    Target(
+        name="deep page throughput >= page 1 / 1.2",
+        description="the deep page costs at most 1.2 times page 1 in throughput too",
+        needs=("list_page1", "list_deep"),
+        rule=_deep_throughput,
+    ),
+]
