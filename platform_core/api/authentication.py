@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from rest_framework.authentication import BaseAuthentication
 
+from platform_core.api.ratelimit import StandardCounter
 from platform_core.errors import APIError
 from platform_core.identity import credentials
 from platform_core.identity.principal import PrincipalUser
@@ -34,9 +35,14 @@ class PlatformAuthentication(BaseAuthentication):
 
     def _authenticate(self, request):
         meta = request.META
+        # The standard rate bucket is counted in the credential's cache round trip; the
+        # base view checks it after permissions.
+        counter = request.standard_rate_counter = StandardCounter(getattr(request, "method", "GET"))
         raw_key = meta.get("HTTP_X_API_KEY", "").strip()
         if raw_key:
-            principal = credentials.principal_for_api_key(raw_key, client_ip(request))
+            principal = credentials.principal_for_api_key(
+                raw_key, client_ip(request), counter=counter
+            )
             return PrincipalUser(principal), principal
         authorization = meta.get("HTTP_AUTHORIZATION", "")
         if authorization:
@@ -45,9 +51,11 @@ class PlatformAuthentication(BaseAuthentication):
             if scheme.lower() != "bearer" or not value:
                 raise APIError("UNAUTHORIZED", "Use `Authorization: Bearer <token>`.")
             if value.startswith("eyJ"):
-                principal = credentials.principal_for_session_token(value)
+                principal = credentials.principal_for_session_token(value, counter=counter)
             elif value.startswith(credentials.KEY_BRAND):
-                principal = credentials.principal_for_api_key(value, client_ip(request))
+                principal = credentials.principal_for_api_key(
+                    value, client_ip(request), counter=counter
+                )
             else:
                 raise APIError("UNAUTHORIZED", "The bearer token is not recognized.")
             return PrincipalUser(principal), principal

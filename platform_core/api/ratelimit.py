@@ -83,6 +83,61 @@ def _hit_many(keys: list[tuple[str, int]]) -> list[int]:
     return counts
 
 
+class StandardCounter:
+    """The standard bucket of one request, counted in the same cache round trip that reads
+    the credential's snapshot (see `read_and_count`), then checked by the base view."""
+
+    def __init__(self, method: str) -> None:
+        self.limit = standard_limit(method)
+        now = time.time()
+        window = int(now // self.limit.window_seconds)
+        self.reset_at = (window + 1) * self.limit.window_seconds
+        self.window = window
+        self.count: int | None = None
+
+    def key(self, identity: str) -> str:
+        return f"{self.limit.name}:{identity}:{self.window}"
+
+    def check(self) -> RateState:
+        assert self.count is not None
+        return _check(self.limit, self.count, self.reset_at)
+
+
+def read_and_count(cache_key: str, counter: StandardCounter | None, identity: str):
+    """Read a cached value and, when given, count the standard bucket: one round trip."""
+    if counter is None:
+        return cache.get(cache_key)
+    ttl = counter.limit.window_seconds + 1
+    if _uses_redis():
+        client = get_redis_connection("default")
+        full = cache.make_key(f"rl:{counter.key(identity)}")
+        pipe = client.pipeline(transaction=False)
+        pipe.get(cache.make_key(cache_key))
+        pipe.incr(full)
+        pipe.expire(full, ttl, nx=True)
+        raw, count, _ = pipe.execute()
+        counter.count = int(count)
+        return None if raw is None else cache.client.decode(raw)
+    counter.count = _hit_many([(counter.key(identity), ttl)])[0]
+    return cache.get(cache_key)
+
+
+def _check(limit: RateLimit, count: int, reset_at: int) -> RateState:
+    state = RateState(limit.limit, limit.limit - count, reset_at)
+    if count > limit.limit:
+        retry_after = max(1, int(reset_at - time.time() + 0.999))
+        raise APIError(
+            "RATE_LIMITED",
+            details={"limit": limit.name, "retry_after_seconds": retry_after},
+            headers={"Retry-After": str(retry_after), **state.headers()},
+        )
+    return state
+
+
+def tightest(states: list[RateState]) -> RateState:
+    return min(states, key=lambda s: s.remaining)
+
+
 def enforce(limits: list[RateLimit], identities: dict[str, str]) -> RateState:
     """Count this request against each limit; raise RATE_LIMITED when one is exceeded."""
     now = time.time()
@@ -93,17 +148,9 @@ def enforce(limits: list[RateLimit], identities: dict[str, str]) -> RateState:
         ident = identities[limit.per]
         keys.append((f"{limit.name}:{ident}:{window}", limit.window_seconds + 1))
     counts = _hit_many(keys)
-    tightest: RateState | None = None
-    for limit, count, reset_at in zip(limits, counts, windows, strict=True):
-        state = RateState(limit.limit, limit.limit - count, reset_at)
-        if count > limit.limit:
-            retry_after = max(1, int(reset_at - now + 0.999))
-            raise APIError(
-                "RATE_LIMITED",
-                details={"limit": limit.name, "retry_after_seconds": retry_after},
-                headers={"Retry-After": str(retry_after), **state.headers()},
-            )
-        if tightest is None or state.remaining < tightest.remaining:
-            tightest = state
-    assert tightest is not None
-    return tightest
+    return tightest(
+        [
+            _check(limit, count, reset_at)
+            for limit, count, reset_at in zip(limits, counts, windows, strict=True)
+        ]
+    )

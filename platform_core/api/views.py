@@ -24,6 +24,7 @@ from platform_core.tenancy.context import reset_current_organization, set_curren
 from . import idempotency, ratelimit
 from .authentication import client_ip
 from .pagination import KeysetCursorPagination
+from .serialization import OutputOnly
 
 
 class PlatformAPIMixin:
@@ -51,20 +52,26 @@ class PlatformAPIMixin:
         if principal is None:
             return
         self._tenant_token = set_current_organization(principal.organization)
-        limits = [
-            ratelimit.standard_limit(request.method),
-            *self.rate_limits.get(request.method, []),
-        ]
-        self._rate_state = ratelimit.enforce(
-            limits,
-            {
+        self._rate_state = self._enforce_rate_limits(request, principal)
+        if self.idempotent_posts:
+            self._idempotency_record = idempotency.begin(request, principal.organization)
+
+    def _enforce_rate_limits(self, request, principal) -> ratelimit.RateState:
+        counter = getattr(request, "standard_rate_counter", None)
+        states = []
+        limits = list(self.rate_limits.get(request.method, []))
+        if counter is not None and counter.count is not None:
+            states.append(counter.check())  # already counted with the credential read
+        else:
+            limits.insert(0, ratelimit.standard_limit(request.method))
+        if limits:
+            identities = {
                 "credential": principal.rate_limit_identity,
                 "organization": principal.organization.pk,
                 "ip": client_ip(request) or "unknown",
-            },
-        )
-        if self.idempotent_posts:
-            self._idempotency_record = idempotency.begin(request, principal.organization)
+            }
+            states.append(ratelimit.enforce(limits, identities))
+        return ratelimit.tightest(states)
 
     def handle_exception(self, exc: Exception):
         if isinstance(exc, idempotency.Replay):
@@ -125,3 +132,19 @@ class TenantViewSet(PlatformAPIMixin, viewsets.GenericViewSet):
     def scope_queryset(self, queryset: models.QuerySet) -> models.QuerySet:
         """Refine the tenant-scoped queryset: filters, select_related, annotations."""
         return queryset
+
+    def get_serializer(self, *args: Any, **kwargs: Any):
+        # Reads serialize through a reused serializer (see api/serialization.py).
+        if (
+            self.request is not None
+            and self.request.method in ("GET", "HEAD")
+            and args
+            and ("data" not in kwargs)
+        ):
+            return OutputOnly(
+                self.get_serializer_class(),
+                args[0],
+                kwargs.get("many", False),
+                self.get_serializer_context(),
+            )
+        return super().get_serializer(*args, **kwargs)

@@ -21,6 +21,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
+from platform_core.api.ratelimit import StandardCounter, read_and_count
 from platform_core.errors import APIError
 from platform_core.tenancy.models import Membership, Organization
 
@@ -128,12 +129,15 @@ def _touch_last_used(key_id: str) -> None:
     APIKey.objects.dangerously_unscoped().filter(pk=key_id).update(last_used_at=timezone.now())
 
 
-def principal_for_api_key(raw: str, client_ip: str | None) -> Principal:
+def principal_for_api_key(
+    raw: str, client_ip: str | None, *, counter: StandardCounter | None = None
+) -> Principal:
+    """`counter`, when given, is counted in the same cache round trip as the snapshot read."""
     if not raw.startswith(KEY_BRAND):
         raise APIError("INVALID_API_KEY")
     key_digest = digest(raw)
     cache_key = _key_cache_key(key_digest)
-    snapshot = cache.get(cache_key)
+    snapshot = read_and_count(cache_key, counter, f"k:{key_digest[:32]}")
     if snapshot is None:
         snapshot = _load_key_snapshot(key_digest)
         cache.set(cache_key, snapshot, 30 if snapshot == _MISSING else _SNAPSHOT_TTL)
@@ -225,7 +229,7 @@ def _load_session_snapshot(session_id: str) -> dict[str, Any] | str:
     }
 
 
-def principal_for_session_token(token: str) -> Principal:
+def principal_for_session_token(token: str, *, counter: StandardCounter | None = None) -> Principal:
     try:
         claims = jwt.decode(
             token, _jwt_secret(), algorithms=["HS256"], options={"require": ["exp", "sid", "sub"]}
@@ -237,7 +241,7 @@ def principal_for_session_token(token: str) -> Principal:
     if claims.get("typ") != "session":
         raise APIError("UNAUTHORIZED", "The session token is not valid.")
     cache_key = _session_cache_key(claims["sid"])
-    snapshot = cache.get(cache_key)
+    snapshot = read_and_count(cache_key, counter, f"s:{claims['sid']}")
     if snapshot is None:
         snapshot = _load_session_snapshot(claims["sid"])
         cache.set(cache_key, snapshot, _SNAPSHOT_TTL)

@@ -79,11 +79,15 @@ def _authenticate(meta: dict[str, str]):
     if not principal.has_scope(SCOPE):
         raise APIError("INSUFFICIENT_PERMISSIONS", f"This needs the `{SCOPE}` scope.",
                        details={"required_scope": SCOPE})
-    ratelimit.enforce(
-        [ratelimit.standard_limit("GET")],
-        {"credential": principal.rate_limit_identity, "organization": principal.organization.pk,
-         "ip": client_ip(request) or "unknown"},
-    )
+    counter = getattr(request, "standard_rate_counter", None)
+    if counter is not None and counter.count is not None:
+        counter.check()  # counted with the credential read
+    else:
+        ratelimit.enforce(
+            [ratelimit.standard_limit("GET")],
+            {"credential": principal.rate_limit_identity,
+             "organization": principal.organization.pk, "ip": client_ip(request) or "unknown"},
+        )
     return principal
 
 

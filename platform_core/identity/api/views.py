@@ -86,7 +86,10 @@ class SessionViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, TenantView
         )
 
     def get_serializer_context(self):
-        return {**super().get_serializer_context(), "current_session_id": self.principal.session_id}
+        return {
+            **super().get_serializer_context(),
+            "current_session_id": getattr(self.request.auth, "session_id", None),
+        }
 
     def destroy(self, request, *args, **kwargs):
         session = self.get_object()
