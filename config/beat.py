@@ -23,3 +23,9 @@ BEAT_SCHEDULE["events-purge-outbox"] = {
     "task": "events.purge_outbox",
     "schedule": 3600.0,
 }
+BEAT_SCHEDULE["segments-refresh-stale"] = {
+    # Rule-defined segments whose membership is older than SEGMENTS_REFRESH_INTERVAL_SECONDS
+    # (15 min); click cohorts never refresh.
+    "task": "segments.refresh_stale",
+    "schedule": 300.0,
+}

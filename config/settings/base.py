@@ -284,7 +284,8 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.request": {"level": "ERROR"}},
+    # httpx logs every outbound URL at INFO; customers' URLs can carry tokens.
+    "loggers": {"django.request": {"level": "ERROR"}, "httpx": {"level": "WARNING"}},
 }
 
 # Fail closed in production: an explicit DEBUG=false deployment on PostgreSQL must be given

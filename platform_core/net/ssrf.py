@@ -17,7 +17,11 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-_SHARED = ipaddress.ip_network("100.64.0.0/10")
+# Not globally reachable although Python's tables do not all say so.
+_ALSO_BLOCKED = (
+    ipaddress.ip_network("100.64.0.0/10"),   # shared address space (carrier-grade NAT)
+    ipaddress.ip_network("192.0.0.0/24"),    # IETF protocol assignments
+)
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 # Names that reach cloud metadata services whatever they resolve to.
 _METADATA_HOSTS = frozenset({
@@ -45,7 +49,7 @@ def is_public_address(address: str) -> bool:
             return is_public_address(str(ip.sixtofour))
         if ip.teredo:
             return False
-    if isinstance(ip, ipaddress.IPv4Address) and ip in _SHARED:
+    if isinstance(ip, ipaddress.IPv4Address) and any(ip in net for net in _ALSO_BLOCKED):
         return False
     return ip.is_global and not (
         ip.is_private

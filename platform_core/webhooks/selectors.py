@@ -1,0 +1,36 @@
+"""Reads of the webhooks family."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from .models import DeliveryStatus, WebhookDelivery
+
+
+def multi_values(query_params, name: str) -> list[str]:
+    """A filter given as a repeated parameter, a comma-separated list, or both."""
+    values: list[str] = []
+    for raw in query_params.getlist(name):
+        values.extend(v.strip() for v in raw.split(",") if v.strip())
+    return list(dict.fromkeys(values))
+
+
+def deliveries_filtered(queryset: QuerySet, query_params) -> QuerySet:
+    event_ids = multi_values(query_params, "event_id")
+    if event_ids:
+        queryset = queryset.filter(event_id__in=event_ids)
+    types = multi_values(query_params, "type")
+    if types:
+        queryset = queryset.filter(event_type__in=types)
+    statuses = multi_values(query_params, "status")
+    if statuses:
+        queryset = queryset.filter(status__in=statuses)
+    return queryset
+
+
+def dead_letters(queryset: QuerySet) -> QuerySet:
+    return queryset.filter(status=DeliveryStatus.FAILED, dead_lettered_at__isnull=False)
+
+
+def delivery_attempts(delivery: WebhookDelivery):
+    return delivery.attempt_log.order_by("number")
