@@ -21,6 +21,13 @@ api_v1 = [
     # Segment routes first: /contacts/segments/... must win over /contacts/{id}.
     path("", include("contacts.segments.api.urls")),
     path("", include("contacts.api.urls")),
+    # Template routes first: /messages/templates/... must win over /messages/{id}.
+    path("", include("templates.api.urls")),
+    path("", include("messaging.providers.api.urls")),
+    path("", include("messaging.numbers.api.urls")),
+    path("", include("messaging.inbound.urls")),
+    path("", include("messaging.api.urls")),
+    path("", include("conversations.api.urls")),
 ]
 
 urlpatterns = [

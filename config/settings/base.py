@@ -74,6 +74,8 @@ INSTALLED_APPS = [
     "contacts",
     "contacts.segments.apps.SegmentsConfig",
     "messaging.links.apps.LinksConfig",
+    "messaging.providers.apps.ProvidersConfig",
+    "messaging.numbers.apps.NumbersConfig",
     "conversations",
     "agents",
     "knowledge",
