@@ -15,13 +15,14 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from django.db import models
+from django.http import Http404
 from rest_framework import viewsets
 from rest_framework.permissions import AllowAny
 from rest_framework.views import APIView
 
 from platform_core.tenancy.context import reset_current_organization, set_current_organization
 
-from . import idempotency, ratelimit
+from . import fast_lookup, idempotency, ratelimit
 from .authentication import client_ip
 from .pagination import KeysetCursorPagination
 from .serialization import OutputOnly
@@ -132,6 +133,21 @@ class TenantViewSet(PlatformAPIMixin, viewsets.GenericViewSet):
     def scope_queryset(self, queryset: models.QuerySet) -> models.QuerySet:
         """Refine the tenant-scoped queryset: filters, select_related, annotations."""
         return queryset
+
+    def get_object(self) -> models.Model:
+        # Plain `{id}` detail routes take the precompiled lookup (see api/fast_lookup.py).
+        if (
+            type(self).scope_queryset is TenantViewSet.scope_queryset
+            and self.lookup_field == "pk"
+            and not self.filter_backends
+        ):
+            value = self.kwargs[self.lookup_url_kwarg or self.lookup_field]
+            obj = fast_lookup.get_in_tenant(self.model, self.organization.pk, value)
+            if obj is None:
+                raise Http404
+            self.check_object_permissions(self.request, obj)
+            return obj
+        return super().get_object()
 
     def get_serializer(self, *args: Any, **kwargs: Any):
         # Reads serialize through a reused serializer (see api/serialization.py).

@@ -49,3 +49,18 @@ def test_organization_comes_from_the_credential_not_the_request(tenant, other_te
         "/api/v1/organization", HTTP_X_ORGANIZATION_ID=other_tenant.org.pk
     )
     assert response.json()["data"]["id"] == tenant.org.pk
+
+
+def test_precompiled_detail_lookup_matches_the_orm(tenant, other_tenant):
+    from platform_core.api.fast_lookup import get_in_tenant
+
+    found = get_in_tenant(APIKey, tenant.org.pk, tenant.key.pk)
+    with tenant_context(tenant.org):
+        expected = APIKey.objects.get(pk=tenant.key.pk)
+    assert found is not None
+    assert {f.attname: getattr(found, f.attname) for f in APIKey._meta.concrete_fields} == {
+        f.attname: getattr(expected, f.attname) for f in APIKey._meta.concrete_fields
+    }
+    assert found._state.adding is False
+    assert get_in_tenant(APIKey, other_tenant.org.pk, tenant.key.pk) is None
+    assert get_in_tenant(APIKey, tenant.org.pk, "key_nope") is None
