@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# A bare E.164 number cannot carry a formula; exports are full of them, keep them readable.
+_E164 = re.compile(r"^\+\d{7,15}$")
 
 
 def safe_cell(value: Any) -> Any:
@@ -23,7 +26,7 @@ def safe_cell(value: Any) -> Any:
     if isinstance(value, bool | int | float):
         return value
     text = str(value)
-    if text.startswith(_FORMULA_START):
+    if text.startswith(_FORMULA_START) and not _E164.match(text):
         return "'" + text
     return text
 

@@ -12,6 +12,8 @@ def test_formula_cells_are_neutralized():
     for payload in ("=1+1", "+cmd", "-2+3", "@SUM(A1)", "\tx", "\rx"):
         assert safe_cell(payload) == "'" + payload
     assert safe_cell("plain") == "plain"
+    assert safe_cell("+14155550123") == "+14155550123"  # a phone number is not a formula
+    assert safe_cell("+1415555012=3") == "'+1415555012=3"
     assert safe_cell(-5) == -5  # numbers stay numbers
     assert safe_cell(None) == ""
 

@@ -1,0 +1,21 @@
+"""Celery tasks of the contacts family. Tasks take ids and call a service."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from platform_core.tenancy.context import tenant_context
+from platform_core.tenancy.models import Organization
+
+
+@shared_task(name="contacts.run_contact_export", ignore_result=True)
+def run_contact_export(job_id: str, organization_id: str) -> str | None:
+    """Run one background contact export; returns the job's final status."""
+    from .exports import export_job_run
+
+    organization = Organization.objects.filter(pk=organization_id).first()
+    if organization is None:
+        return None
+    with tenant_context(organization):
+        job = export_job_run(organization=organization, job_id=job_id)
+    return job.status if job else None
