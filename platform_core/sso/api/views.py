@@ -1,0 +1,161 @@
+"""Settings routes of the SSO family (/api/v1/settings/saml, /settings/scim) and the
+dashboard's sign-in ticket exchange (/api/v1/auth/sso/exchange)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+
+from platform_core.api import ratelimit
+from platform_core.api.authentication import client_ip
+from platform_core.api.ratelimit import RateLimit
+from platform_core.api.views import PlatformAPIView, PublicAPIView
+from platform_core.identity.api.serializers import OrganizationSerializer
+
+from .. import saml, services
+from ..models import SamlConfig, ScimConfig
+from . import serializers as s
+
+ADMINS = {"owner", "admin"}
+
+
+def _saml_settings(org, config: SamlConfig | None) -> dict:
+    urls = saml.sp_urls(org.slug)
+    return {
+        "enabled": bool(config and config.enabled),
+        "idp_entity_id": config.idp_entity_id if config else "",
+        "idp_sso_url": config.idp_sso_url if config else "",
+        "idp_slo_url": config.idp_slo_url if config else "",
+        "idp_x509_cert": config.idp_x509_cert if config else "",
+        "idp_metadata_xml": config.idp_metadata_xml if config else "",
+        "sp_entity_id": urls.entity_id,
+        "acs_url": urls.acs_url,
+        "metadata_url": urls.metadata_url,
+        "slo_url": urls.slo_url,
+        "login_url": urls.login_url,
+        "sp_certificate": config.sp_certificate if config else "",
+        "updated_at": config.updated_at if config else None,
+    }
+
+
+def scim_base_url(org) -> str:
+    return f"{settings.PUBLIC_BASE_URL}/scim/v2/{org.slug}"
+
+
+def _scim_settings(org, config: ScimConfig | None) -> dict:
+    return {
+        "enabled": bool(config and config.enabled),
+        "token_last4": config.token_last4 if config else "",
+        "token_created_at": config.token_created_at if config else None,
+        "max_role": config.max_role if config else "admin",
+        "group_role_map": config.group_role_map if config else {},
+        "base_url": scim_base_url(org),
+    }
+
+
+class SamlSettingsView(PlatformAPIView):
+    """The organization's SAML identity provider. Owners change it; enabling runs the
+    connection test (422 SAML_CONNECTION_TEST_FAILED)."""
+
+    required_scopes = {"GET": "settings:read", "PATCH": "settings:write"}
+    required_roles = {"GET": ADMINS, "PATCH": {"owner"}}
+
+    @extend_schema(responses=s.SamlSettingsSerializer, tags=["settings"])
+    def get(self, request):
+        config = SamlConfig.objects.first()
+        return Response(s.SamlSettingsSerializer(_saml_settings(self.organization, config)).data)
+
+    @extend_schema(
+        request=s.SamlSettingsUpdateSerializer,
+        responses=s.SamlSettingsSerializer,
+        tags=["settings"],
+    )
+    def patch(self, request):
+        body = s.SamlSettingsUpdateSerializer(data=request.data, partial=True)
+        body.is_valid(raise_exception=True)
+        config = services.saml_config_update(
+            principal=self.principal, request=request, **body.validated_data
+        )
+        return Response(s.SamlSettingsSerializer(_saml_settings(self.organization, config)).data)
+
+
+class ScimSettingsView(PlatformAPIView):
+    required_scopes = {"GET": "settings:read", "PATCH": "settings:write"}
+    required_roles = {"GET": ADMINS, "PATCH": ADMINS}
+
+    @extend_schema(responses=s.ScimSettingsSerializer, tags=["settings"])
+    def get(self, request):
+        config = ScimConfig.objects.first()
+        return Response(s.ScimSettingsSerializer(_scim_settings(self.organization, config)).data)
+
+    @extend_schema(
+        request=s.ScimSettingsUpdateSerializer,
+        responses=s.ScimSettingsSerializer,
+        tags=["settings"],
+    )
+    def patch(self, request):
+        body = s.ScimSettingsUpdateSerializer(data=request.data, partial=True)
+        body.is_valid(raise_exception=True)
+        config = services.scim_config_update(
+            principal=self.principal, request=request, **body.validated_data
+        )
+        return Response(s.ScimSettingsSerializer(_scim_settings(self.organization, config)).data)
+
+
+class ScimTokenView(PlatformAPIView):
+    """A new SCIM bearer token, shown once; the previous token stops working at once."""
+
+    required_scopes = {"POST": "settings:write"}
+    required_roles = {"POST": ADMINS}
+    idempotent_posts = False  # the answer holds a secret: never stored for replay
+
+    @extend_schema(request=None, responses={201: s.ScimTokenSerializer}, tags=["settings"])
+    def post(self, request):
+        config, raw = services.scim_token_generate(principal=self.principal, request=request)
+        payload = {
+            "token": raw,
+            "token_last4": config.token_last4,
+            "token_created_at": config.token_created_at,
+            "base_url": scim_base_url(self.organization),
+        }
+        return Response(s.ScimTokenSerializer(payload).data, status=status.HTTP_201_CREATED)
+
+
+class SsoExchangeView(PublicAPIView):
+    """Trade the one-time ticket of a SAML sign-in (GET /dashboard/sso?ticket=…) for a
+    session token, exactly like /auth/login answers; plus the `redirect` to open."""
+
+    rate_limits = {"POST": [RateLimit("sso_exchange", 30, 60, per="ip")]}
+    idempotent_posts = False
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        self._rate_state = ratelimit.enforce(
+            self.rate_limits["POST"], {"ip": client_ip(request) or "unknown"}
+        )
+
+    @extend_schema(
+        request=s.SsoExchangeSerializer,
+        responses=s.SsoExchangeResultSerializer,
+        auth=[],
+        tags=["auth"],
+    )
+    def post(self, request):
+        body = s.SsoExchangeSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        session, token, redirect = services.sso_ticket_exchange(
+            ticket=body.validated_data["ticket"],
+            ip=client_ip(request),
+            user_agent=request.META.get("HTTP_USER_AGENT", ""),
+        )
+        result = {
+            "token": token,
+            "expires_at": session.expires_at,
+            "session_id": session.pk,
+            "user": {"id": session.user.pk, "email": session.user.email, "name": session.user.name},
+            "organization": OrganizationSerializer(session.organization).data,
+            "redirect": redirect,
+        }
+        return Response(s.SsoExchangeResultSerializer(result).data)
