@@ -1,0 +1,24 @@
+"""Error codes of inbound provider webhooks and test-mode injection (Document 1, section 5
+rule 10 and section 7; 0-conventions.md section 6)."""
+
+from platform_core import errors
+
+_CODES = [
+    ("INVALID_SIGNATURE", 401,
+     "The webhook's signature does not verify with the provider credentials of this "
+     "organization."),
+    ("STALE_WEBHOOK", 401,
+     "The webhook's timestamp is missing or outside the accepted window (replay protection)."),
+    ("WEBHOOK_BODY_MISSING", 400,
+     "The provider webhook arrived without a raw body to verify."),
+    ("WEBHOOK_VERIFICATION_FAILED", 403,
+     "The webhook subscription verification token does not match."),
+    ("TEST_MODE_ONLY", 403,
+     "This endpoint only works in test mode (a test key on a sandbox organization)."),
+]
+
+for code, status, message in _CODES:
+    try:
+        errors.get(code)
+    except KeyError:
+        errors.register(code, status, message, app="messaging.inbound")
