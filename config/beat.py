@@ -29,3 +29,15 @@ BEAT_SCHEDULE["segments-refresh-stale"] = {
     "task": "segments.refresh_stale",
     "schedule": 300.0,
 }
+BEAT_SCHEDULE["templates-sync-statuses"] = {
+    # Live whatsapp/rcs templates still pending: read the carrier's decision, resubmit
+    # submissions that failed (the provider webhook usually decides first).
+    "task": "templates.sync_statuses",
+    "schedule": 600.0,
+}
+BEAT_SCHEDULE["messaging-dispatch-due"] = {
+    # Scheduled sends whose send_at has come, queued messages no worker picked up (broker
+    # outage), and fallbacks whose primary had no delivery receipt in time.
+    "task": "messaging.dispatch_due",
+    "schedule": 10.0,
+}
