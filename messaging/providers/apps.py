@@ -7,3 +7,18 @@ class ProvidersConfig(AppConfig):
     name = "messaging.providers"
     label = "providers"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Registers PROVIDER_UNAVAILABLE, the hardened client's error.
+        from platform_core.net import provider_client  # noqa: F401
+
+        from .adapters.rcs import RcsBusinessProvider
+        from .adapters.smtp import SMTPProvider
+        from .adapters.twilio import TwilioProvider
+        from .adapters.whatsapp import WhatsAppCloudProvider
+        from .registry import register_provider
+
+        register_provider(TwilioProvider.name, TwilioProvider)
+        register_provider(WhatsAppCloudProvider.name, WhatsAppCloudProvider)
+        register_provider(RcsBusinessProvider.name, RcsBusinessProvider)
+        register_provider(SMTPProvider.name, SMTPProvider)

@@ -1,1 +1,8 @@
-urlpatterns: list = []
+from platform_core.api.routers import ApiRouter
+
+from . import views
+
+router = ApiRouter()
+router.register("providers", views.ProviderAccountViewSet, basename="provider-account")
+
+urlpatterns = [*router.urls]
