@@ -231,7 +231,14 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"RoleEnum": "platform_core.tenancy.models.Role"},
+    "ENUM_NAME_OVERRIDES": {
+        "RoleEnum": "platform_core.tenancy.models.Role",
+        "ChannelEnum": "messaging.models.Channel",
+        "ConversationChannelEnum": "conversations.models.CHANNELS",
+        "MessageStatusEnum": "messaging.models.MessageStatus",
+        "ConversationStatusEnum": "conversations.models.ConversationStatus",
+        "DeliveryStatusEnum": "platform_core.webhooks.models.DeliveryStatus",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "platform_core.api.schema.wrap_in_envelope",
