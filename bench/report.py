@@ -10,6 +10,16 @@ from .env import ROOT, BenchOptions
 from .scenarios import Measurement
 from .targets import Outcome, Target
 
+EVENT_SCENARIO_NAMES = {"webhook_throughput", "webhook_latency", "sse_latency"}
+EVENT_METHOD = (
+    "Event scenarios (bench/event_scenarios.py): one `celery -A config worker --pool=solo`"
+    " on a Redis broker, events emitted through `platform_core.events.bus.emit` and taking"
+    " the real path (after-commit fan-out task, webhooks handler, delivery task); webhooks"
+    " go to a threaded receiver on loopback in its own process, and the SSE streams are"
+    " read by a separate asyncio process from one daphne process. For them req/s is"
+    " deliveries/s, requests is events received, errors is events not received, and"
+    " latency is emit -> receipt."
+)
 HEADERS = ("scenario", "req/s", "p50 ms", "p99 ms", "requests", "errors")
 
 
@@ -47,6 +57,10 @@ def text_table(results: list[Measurement]) -> str:
     return "\n".join(lines)
 
 
+def notes(results: list[Measurement]) -> list[str]:
+    return [f"{m.scenario}: {m.notes}" for m in results if m.notes and not m.error]
+
+
 def text_targets(outcomes: list[tuple[Target, Outcome]]) -> str:
     return "\n".join(
         f"{'PASS' if o.passed else 'FAIL'}  {t.name}: {o.observed}" for t, o in outcomes
@@ -67,21 +81,30 @@ def _git_commit() -> str:
 def markdown(results: list[Measurement], outcomes: list[tuple[Target, Outcome]],
              options: BenchOptions, *, row_count: int) -> str:
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    http = any(m.scenario not in EVENT_SCENARIO_NAMES for m in results)
+    setup = (
+        f" with {options.workers} gunicorn sync worker(s) (one per core), PostgreSQL + Redis"
+        f" on the same machine; wrk -t{options.threads} -c{options.connections}"
+        f" -d{options.seconds}s after a {options.warmup_seconds}s warm-up"
+        if http else ", PostgreSQL + Redis on the same machine"
+    )
     lines = [
         "# Benchmark results (`make bench`)",
         "",
-        f"{when}, commit {_git_commit()}, {platform.machine()} with {options.workers}"
-        f" gunicorn sync worker(s) (one per core), PostgreSQL + Redis on the same machine;"
-        f" wrk -t{options.threads} -c{options.connections} -d{options.seconds}s"
-        f" after a {options.warmup_seconds}s warm-up"
+        f"{when}, commit {_git_commit()}, {platform.machine()}{setup}"
         + (f", median of {options.rounds} interleaved rounds" if options.rounds > 1 else "")
-        + f", {row_count:,} rows in the listed table.",
+        + (f", {row_count:,} rows in the listed table." if http else "."),
         "",
         "| " + " | ".join(HEADERS) + " |",
         "|" + "|".join(["---"] + ["---:"] * (len(HEADERS) - 1)) + "|",
     ]
     lines += ["| " + " | ".join(r) + " |" for r in rows(results)]
-    lines += ["", "| target | result | observed |", "|---|---|---|"]
-    lines += [f"| {t.name} | {'PASS' if o.passed else '**FAIL**'} | {o.observed} |"
-              for t, o in outcomes]
+    if notes(results):
+        lines += [""] + [f"- {line}" for line in notes(results)]
+    if any(m.scenario in EVENT_SCENARIO_NAMES for m in results):
+        lines += ["", EVENT_METHOD]
+    if outcomes:
+        lines += ["", "| target | result | observed |", "|---|---|---|"]
+        lines += [f"| {t.name} | {'PASS' if o.passed else '**FAIL**'} | {o.observed} |"
+                  for t, o in outcomes]
     return "\n".join(lines) + "\n"

@@ -8,13 +8,20 @@
    counting but never refusing, and the floor view mounted (BENCH_FLOOR=1).
 4. Each scenario of bench/scenarios.py is checked with one request, warmed up, then loaded
    with wrk from this second process for BENCH_SECONDS (default 10).
+   The event scenarios (bench/event_scenarios.py: webhook deliveries/s and latency, SSE
+   latency with 500 streams) start their own Celery worker, receiver and daphne instead,
+   on a Redis broker database of the benchmark's own (BENCH_BROKER_URL, default
+   redis://127.0.0.1:6379/9); gunicorn and wrk are skipped when only they are selected.
 5. The table and the targets of bench/targets.py are printed and written as Markdown to
    bench/results/latest.md. The exit code is 0 even when a target fails (this is a
    measurement); it is non-zero only when the harness itself could not run.
 
 Variables: BENCH_SECONDS, BENCH_WARMUP_SECONDS (1), BENCH_ROUNDS (1; on a busy machine 3
 gives the median of three interleaved rounds), BENCH_CONNECTIONS (16), BENCH_THREADS (1),
-BENCH_WORKERS (cores), BENCH_ONLY (comma-separated scenario names).
+BENCH_WORKERS (cores), BENCH_ONLY (comma-separated scenario names). Event scenarios:
+BENCH_SCALE (1.0: multiplies their counts), BENCH_WEBHOOK_EVENTS (2000),
+BENCH_WEBHOOK_LATENCY_EVENTS (200), BENCH_WEBHOOK_LATENCY_RATE (10/s), BENCH_SSE_STREAMS
+(500), BENCH_SSE_EVENTS (50), BENCH_SSE_RATE (1/s), BENCH_BROKER_URL.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import time
 
 from . import seed, wrk
 from .env import RESULTS_DIR, BenchOptions, apply_to_this_process, server_environ
-from .report import markdown, text_table, text_targets
+from .report import markdown, notes, text_table, text_targets
 from .scenarios import SCENARIOS, BenchContext, Measurement, Scenario
 from .server import GunicornServer, ServerError
 from .targets import TARGETS
@@ -101,9 +108,13 @@ def measure_once(scenario: Scenario, ctx: BenchContext, options: BenchOptions) -
     except RuntimeError as exc:
         print(f"   not measured: {exc}", flush=True)
         return Measurement(scenario=scenario.name, title=scenario.title, error=str(exc))
-    print(f"   {m.requests_per_second:,.0f} req/s, p50 {m.p50_ms:.2f} ms, p99 {m.p99_ms:.2f} ms,"
-          f" {m.requests:,} requests, {m.errors} errors", flush=True)
+    print(f"   {m.summary()}", flush=True)
     return m
+
+
+def _median(values) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
 
 
 def combine(runs: list[Measurement]) -> Measurement:
@@ -114,11 +125,12 @@ def combine(runs: list[Measurement]) -> Measurement:
     return Measurement(
         scenario=runs[0].scenario,
         title=runs[0].title,
-        requests_per_second=statistics.median(m.requests_per_second for m in runs),
-        p50_ms=statistics.median(m.p50_ms for m in runs),
-        p99_ms=statistics.median(m.p99_ms for m in runs),
+        requests_per_second=_median(m.requests_per_second for m in runs),
+        p50_ms=_median(m.p50_ms for m in runs),
+        p99_ms=_median(m.p99_ms for m in runs),
         requests=sum(m.requests for m in runs),
         errors=sum(m.errors for m in runs),
+        notes=" | ".join(f"round {n}: {m.notes}" for n, m in enumerate(runs, 1) if m.notes),
     )
 
 
@@ -147,27 +159,36 @@ def main() -> int:
     apply_to_this_process(env)
     try:
         scenarios = _selected()
-        print(f"wrk: {wrk.ensure_wrk()}", flush=True)
+        needs_server = any(s.needs_server for s in scenarios)
+        if needs_server:
+            print(f"wrk: {wrk.ensure_wrk()}", flush=True)
         data = prepare_data(env)
-        server = GunicornServer(env=env, workers=options.workers)
-        print(f"\nstarting: {' '.join(server.command)}", flush=True)
-        with server:
-            print(f"gunicorn answers /health at {server.base_url}", flush=True)
-            ctx = BenchContext(base_url=server.base_url, options=options, seed=data)
+        if needs_server:
+            server = GunicornServer(env=env, workers=options.workers)
+            print(f"\nstarting: {' '.join(server.command)}", flush=True)
+            with server:
+                print(f"gunicorn answers /health at {server.base_url}", flush=True)
+                ctx = BenchContext(base_url=server.base_url, options=options, seed=data)
+                results = run_scenarios(scenarios, ctx, options)
+            print("gunicorn stopped", flush=True)
+        else:
+            ctx = BenchContext(base_url="", options=options, seed=data)
             results = run_scenarios(scenarios, ctx, options)
-        print("gunicorn stopped", flush=True)
     except (HarnessError, ServerError, wrk.WrkMissing) as exc:
         print(f"\nbench: cannot run: {exc}", file=sys.stderr, flush=True)
         return 2
     except KeyboardInterrupt:
-        print("\nbench: interrupted; gunicorn stopped", file=sys.stderr, flush=True)
+        print("\nbench: interrupted; every subprocess stopped", file=sys.stderr, flush=True)
         return 130
 
     by_name = {m.scenario: m for m in results}
     outcomes = [(t, t.evaluate(by_name)) for t in TARGETS
                 if all(n in {s.name for s in scenarios} for n in t.needs)]
     print("\n" + text_table(results))
-    print("\n" + text_targets(outcomes))
+    if notes(results):
+        print("\n" + "\n".join(notes(results)))
+    if outcomes:
+        print("\n" + text_targets(outcomes))
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     path = RESULTS_DIR / "latest.md"
     path.write_text(markdown(results, outcomes, options, row_count=data.row_count))

@@ -4,8 +4,9 @@ A scenario prepares what it needs (in the harness process, Django loaded, the se
 running), checks one request for the expected answer, and measures. `WrkScenario` covers
 any HTTP request under load; a later scenario that is not a plain request loop (webhook
 deliveries per second, SSE latency, exports) subclasses `Scenario` and implements
-`measure()` itself, returning a `Measurement`. Add it to `SCENARIOS` and, when it has a
-target, a `Target` in bench/targets.py.
+`measure()` itself, returning a `Measurement` (`needs_server = False` when it does not use
+the harness's gunicorn); bench/event_scenarios.py has the webhook and SSE ones. Add it to
+`SCENARIOS` and, when it has a target, a `Target` in bench/targets.py.
 """
 
 from __future__ import annotations
@@ -14,63 +15,18 @@ import json
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 from . import wrk
-from .env import BenchOptions
-from .seed import Seed
+from .base import BenchContext, Measurement, Scenario
+
+__all__ = ["SCENARIOS", "BenchContext", "Measurement", "Scenario", "WrkScenario"]
 
 DETAIL_POSITION = 50_000  # which seeded row the detail scenario reads
 DEEP_POSITION = 90_000  # the deep page starts right after this row of the list
 PAGE_LIMIT = 25
-
-
-@dataclass
-class BenchContext:
-    base_url: str
-    options: BenchOptions
-    seed: Seed
-    values: dict[str, Any] = field(default_factory=dict)  # filled by prepare()
-
-    @property
-    def auth_headers(self) -> dict[str, str]:
-        return {"X-API-Key": self.seed.raw_key}
-
-
-@dataclass
-class Measurement:
-    scenario: str
-    title: str
-    requests_per_second: float | None = None
-    p50_ms: float | None = None
-    p99_ms: float | None = None
-    requests: int = 0
-    errors: int = 0  # non-2xx answers, socket errors and timeouts
-    error: str | None = None  # why the scenario could not be measured
-
-    @property
-    def valid(self) -> bool:
-        return self.error is None and self.requests > 0 and self.errors == 0
-
-
-class Scenario:
-    name: str  # short id: the table's row, the targets' reference
-    title: str
-
-    def prepare(self, ctx: BenchContext) -> None:
-        """Compute ids, cursors or data the scenario needs (runs once, before check)."""
-
-    def check(self, ctx: BenchContext) -> None:
-        """Raise AssertionError with a message when a single request is not as expected."""
-
-    def measure(self, ctx: BenchContext, *, seconds: int) -> Measurement:
-        raise NotImplementedError
-
-    def warm_up(self, ctx: BenchContext, *, seconds: int) -> None:
-        if seconds:
-            self.measure(ctx, seconds=seconds)
 
 
 def http_get_json(url: str, headers: dict[str, str]) -> tuple[int, Any]:
@@ -247,3 +203,9 @@ SCENARIOS: list[Scenario] = [
         expect=_expect_deep,
     ),
 ]
+
+# --- Webhooks and the live stream (issue 3): their own worker, receiver and daphne --------
+
+from .event_scenarios import EVENT_SCENARIOS  # noqa: E402 - they subclass Scenario above
+
+SCENARIOS += EVENT_SCENARIOS

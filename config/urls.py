@@ -7,6 +7,7 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from messaging.api.links import ShortLinkRedirectView
 from platform_core import docs_views
 from platform_core.api import django_handlers
 from platform_core.health import HealthView, ReadyView
@@ -42,6 +43,8 @@ urlpatterns = [
     # SAML and SCIM sit at the root, without /api/v1 (Document 1, 4.2 and 4.3).
     path("", include("platform_core.sso.root_urls")),
     path("api/v1/", include(api_v1)),
+    # Tracked short links (0-conventions 6: `/l/<code>` answers 302 and records the click).
+    path("l/<str:code>", ShortLinkRedirectView.as_view(), name="short-link"),
     # Anything else answers the 404 envelope, whatever DEBUG says.
     re_path(r"^.*$", django_handlers.route_not_found),
 ]

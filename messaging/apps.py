@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class MessagingConfig(AppConfig):
     name = "messaging"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from . import error_codes  # noqa: F401 - registers the family's codes
+        from .providers.registry import SANDBOX, register_provider
+        from .providers.sandbox import SandboxProvider
+
+        register_provider(SANDBOX, SandboxProvider)

@@ -232,6 +232,16 @@ class EventStreamConsumer(AsyncHttpConsumer):
             await self._write(format_event(entry.envelope))
             self.last_position = entry.position
 
+    async def dispatch(self, message) -> None:
+        # Channels hops to the sync thread to close stale DB connections before every
+        # handler; events need no connection (feed reads go through
+        # database_sync_to_async, which manages its own), and with hundreds of streams
+        # that hop per stream per event dominated delivery time.
+        if message.get("type") == "events.message":
+            await self.events_message(message)
+            return
+        await super().dispatch(message)
+
     async def events_message(self, message) -> None:
         """A new event from the fan-out (channel layer group of the organization)."""
         if not self.streaming:
