@@ -7,6 +7,7 @@ as their keyset and never expose sequential integers.
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 from django.db import models
@@ -14,9 +15,24 @@ from django.db import models
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
+_lock = threading.Lock()
+_last = [0, 0]  # milliseconds and random part of the last id made in this process
+
+
 def ulid() -> str:
-    """A 26-character ULID: 48 bits of milliseconds then 80 random bits, Crockford base32."""
-    value = (int(time.time() * 1000) << 80) | int.from_bytes(os.urandom(10), "big")
+    """A 26-character ULID: 48 bits of milliseconds then 80 random bits, Crockford base32.
+
+    Monotonic within a process: ids made in the same millisecond increment the random
+    part, so "newest first" by id is exact for rows one process creates in a burst.
+    """
+    millis = int(time.time() * 1000)
+    with _lock:
+        if millis <= _last[0]:
+            millis, randomness = _last[0], (_last[1] + 1) & ((1 << 80) - 1)
+        else:
+            randomness = int.from_bytes(os.urandom(10), "big")
+        _last[0], _last[1] = millis, randomness
+    value = (millis << 80) | randomness
     chars = []
     for _ in range(26):
         chars.append(_CROCKFORD[value & 31])

@@ -64,3 +64,11 @@ def test_precompiled_detail_lookup_matches_the_orm(tenant, other_tenant):
     assert found._state.adding is False
     assert get_in_tenant(APIKey, other_tenant.org.pk, tenant.key.pk) is None
     assert get_in_tenant(APIKey, tenant.org.pk, "key_nope") is None
+
+
+def test_ids_made_in_a_burst_sort_in_creation_order():
+    from platform_core.ids import new_id
+
+    ids = [new_id("evt") for _ in range(5000)]
+    assert ids == sorted(ids)
+    assert len(set(ids)) == len(ids)
