@@ -32,9 +32,12 @@ api_v1 = [
 ]
 
 urlpatterns = [
+    # The schema before the API include (its path is under api/v1/); the API itself comes
+    # next because it takes nearly every request and resolution walks the list in order.
+    path("api/v1/schema", SpectacularAPIView.as_view(), name="schema"),
+    path("api/v1/", include(api_v1)),
     path("health", HealthView.as_view(), name="health"),
     path("ready", ReadyView.as_view(), name="ready"),
-    path("api/v1/schema", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("errors/<str:code>", docs_views.error_code_redirect, name="error-code"),
     path("reference/error-codes", docs_views.error_code_listing, name="error-codes"),
@@ -42,7 +45,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     # SAML and SCIM sit at the root, without /api/v1 (Document 1, 4.2 and 4.3).
     path("", include("platform_core.sso.root_urls")),
-    path("api/v1/", include(api_v1)),
     # Tracked short links (0-conventions 6: `/l/<code>` answers 302 and records the click).
     path("l/<str:code>", ShortLinkRedirectView.as_view(), name="short-link"),
     # Anything else answers the 404 envelope, whatever DEBUG says.

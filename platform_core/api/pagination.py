@@ -124,7 +124,8 @@ class KeysetCursorPagination(BasePagination):
             if not self.has_more:
                 self.total = len(rows)
             else:
-                capped = ordered.values("pk")[: TOTAL_COUNT_CAP + 1].count()
+                # Unordered and capped: PostgreSQL stops after TOTAL_COUNT_CAP + 1 index rows.
+                capped = queryset.order_by().values("pk")[: TOTAL_COUNT_CAP + 1].count()
                 self.total = capped if capped <= TOTAL_COUNT_CAP else None
         return rows
 
