@@ -125,6 +125,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
     # No per-request `SELECT 1`: a broken pooled connection fails one request and is replaced.
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("DB_CONN_HEALTH_CHECKS", default=False)
+    # Server-side parameter binding lets psycopg prepare statements a connection repeats.
+    if env.bool("DB_SERVER_SIDE_BINDING", default=True):
+        DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")

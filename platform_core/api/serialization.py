@@ -10,22 +10,92 @@ see the current request.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
-from rest_framework import serializers
+from django.conf import settings
+from rest_framework import fields as drf_fields
+from rest_framework import relations, serializers
+from rest_framework.fields import SkipField
 
 _local = threading.local()
+_MISSING = object()
 
 
-def _reused(serializer_class: type[serializers.BaseSerializer]) -> serializers.BaseSerializer:
+def _iso_utc(value: datetime) -> str:
+    """DRF's ISO 8601 output for an aware datetime in UTC (`...Z`), without its checks."""
+    text = value.astimezone(UTC).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def _step(field: drf_fields.Field) -> tuple[str, str | None, Callable[[Any], Any], Any]:
+    """(output name, attribute or None, converter, field) for one readable field.
+
+    Plain attribute fields read the attribute directly; everything else (nested and
+    related fields, method fields, dotted sources) keeps DRF's own resolution.
+    """
+    plain = (
+        not isinstance(
+            field,
+            serializers.BaseSerializer
+            | relations.RelatedField
+            | relations.ManyRelatedField
+            | drf_fields.SerializerMethodField
+            | drf_fields.HiddenField,
+        )
+        and len(field.source_attrs) == 1
+        and field.source != "*"
+    )
+    converter = field.to_representation
+    if (
+        plain
+        and type(field) is drf_fields.DateTimeField
+        and getattr(field, "format", drf_fields.api_settings.DATETIME_FORMAT) == "iso-8601"
+        and not hasattr(field, "timezone")
+        and settings.USE_TZ
+        and settings.TIME_ZONE == "UTC"
+    ):
+        converter = _iso_utc
+    return field.field_name, field.source_attrs[0] if plain else None, converter, field
+
+
+def _plan(serializer: serializers.BaseSerializer) -> list | None:
+    """Steps equivalent to `Serializer.to_representation`, or None when the class
+    customizes its representation (then DRF's own path is used)."""
+    if type(serializer).to_representation is not serializers.Serializer.to_representation:
+        return None
+    return [_step(field) for field in serializer._readable_fields]
+
+
+def _fast_representation(steps: list, instance: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    by_attribute = not isinstance(instance, Mapping)
+    for name, attribute, converter, field in steps:
+        if attribute is not None and by_attribute:
+            value = getattr(instance, attribute, _MISSING)
+            if value is not _MISSING and not callable(value):
+                out[name] = None if value is None else converter(value)
+                continue
+        try:  # DRF's resolution: mappings, callables, defaults, dotted and related sources
+            value = field.get_attribute(instance)
+        except SkipField:
+            continue
+        check = value.pk if isinstance(value, relations.PKOnlyObject) else value
+        out[name] = None if check is None else field.to_representation(value)
+    return out
+
+
+def _reused(serializer_class: type[serializers.BaseSerializer]):
     cache = getattr(_local, "serializers", None)
     if cache is None:
         cache = _local.serializers = {}
-    serializer = cache.get(serializer_class)
-    if serializer is None:
-        serializer = cache[serializer_class] = serializer_class()
+    entry = cache.get(serializer_class)
+    if entry is None:
+        serializer = serializer_class()
         serializer.fields  # noqa: B018 (build and bind the fields once)
-    return serializer
+        entry = cache[serializer_class] = (serializer, _plan(serializer))
+    return entry
 
 
 def represent(
@@ -35,12 +105,16 @@ def represent(
     many: bool = False,
     context: dict[str, Any] | None = None,
 ) -> Any:
-    serializer = _reused(serializer_class)
+    serializer, steps = _reused(serializer_class)
     serializer._context = context or {}
     try:
+        if steps is None:
+            if many:
+                return [serializer.to_representation(item) for item in instance]
+            return serializer.to_representation(instance)
         if many:
-            return [serializer.to_representation(item) for item in instance]
-        return serializer.to_representation(instance)
+            return [_fast_representation(steps, item) for item in instance]
+        return _fast_representation(steps, instance)
     finally:
         serializer._context = {}
 

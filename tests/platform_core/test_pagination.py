@@ -156,3 +156,20 @@ def test_offset_pagination_shape():
         "limit": 2,
         "offset": 3,
     }
+
+
+def test_reused_output_serializer_matches_drf(tenant):
+    """The output fast path (api/serialization.py) renders exactly what DRF renders."""
+    from platform_core.api.serialization import represent
+    from platform_core.identity.api.serializers import APIKeySerializer, SessionSerializer
+    from platform_core.identity.models import UserSession
+
+    _seed_keys(tenant, 3)
+    keys = list(APIKey.objects.for_organization(tenant.org))
+    assert represent(APIKeySerializer, keys, many=True) == APIKeySerializer(keys, many=True).data
+    tenant.session_client()
+    session = UserSession.objects.for_organization(tenant.org).first()
+    context = {"current_session_id": session.pk}
+    assert represent(SessionSerializer, session, context=context) == SessionSerializer(
+        session, context=context
+    ).data
