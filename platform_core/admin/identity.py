@@ -267,8 +267,8 @@ class UserSessionAdmin(RevocableAdmin):
     def revoke_selected(self, request, queryset):
         sessions = list(queryset.filter(revoked_at__isnull=True))
         for session in sessions:
-            services.session_revoke(session=session,
-                                    principal=operator_principal(request, session.organization))
+            # No principal: the console writes its own, richer audit row just below.
+            services.session_revoke(session=session)
             audit_operator_action(request, action="session.revoked", target=session,
                                   organization=session.organization,
                                   metadata={"user_id": session.user_id})

@@ -264,10 +264,16 @@ def session_start(
     return session, credentials.issue_session_token(session, impersonator_id=impersonator_id)
 
 
-def session_revoke(*, session: UserSession, principal: Principal | None = None) -> None:
-    if session.revoked_at is None:
-        session.revoked_at = timezone.now()
-        session.save(update_fields=["revoked_at"])
+def session_revoke(
+    *, session: UserSession, principal: Principal | None = None, request=None
+) -> None:
+    with transaction.atomic():
+        if session.revoked_at is None:
+            session.revoked_at = timezone.now()
+            session.save(update_fields=["revoked_at"])
+            if principal is not None:  # the operator console writes its own row
+                audit_record(action="session.revoked", principal=principal, target=session,
+                             request=request)
     credentials.forget_session(session.pk)
 
 

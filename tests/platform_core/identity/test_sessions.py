@@ -230,3 +230,12 @@ def test_sessions_are_listed_per_organization(tenant, other_tenant):
     # A session in another organization is out of reach, like an unknown id.
     assert_error(here.delete(f"{SESSIONS}/{there_id}"), 404, "NOT_FOUND")
     assert bearer(there_login.json()["data"]["token"]).get(ORG_URL).status_code == 200
+
+
+def test_revoking_a_session_is_audit_logged(tenant):
+    from platform_core.audit.models import AuditLogEntry
+
+    first, second = tenant.session_client(), tenant.session_client()
+    assert first.delete(f"/api/v1/auth/sessions/{second.session_id}").status_code == 204
+    entry = AuditLogEntry.objects.get(action="session.revoked", target_id=second.session_id)
+    assert (entry.actor_type, entry.actor_id) == ("user", tenant.owner.pk)
