@@ -36,6 +36,8 @@ class Measurement:
     errors: int = 0  # non-2xx answers, socket errors and timeouts (events: not received)
     error: str | None = None  # why the scenario could not be measured
     notes: str = ""  # further figures of a scenario, printed under the table
+    # Named figures a target reads (e.g. peak RSS growth in MiB); rounds take the median.
+    figures: dict[str, float] = field(default_factory=dict)
 
     def summary(self) -> str:
         parts = []

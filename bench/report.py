@@ -20,6 +20,33 @@ EVENT_METHOD = (
     " deliveries/s, requests is events received, errors is events not received, and"
     " latency is emit -> receipt."
 )
+EXPORT_SCENARIO_NAMES = {"contact_export", "segment_export_10k", "segment_export_50k"}
+EXPORT_METHOD = (
+    "Exports (bench/contact_scenarios.py): each against a fresh gunicorn with one sync worker"
+    " (`-w 1`, same command and environment as the measured server), warmed up with a"
+    " 200-row export; the CSV is read in full by the harness while a thread samples the"
+    " worker's VmRSS every 20 ms. req/s is rows/s (rows / whole request), requests is rows;"
+    " peak growth = highest sample - the worker's settled RSS before the request."
+    " Seeded data: up to 100,000 contacts in the bench organization, 4 custom fields each."
+)
+COUNT_METHOD = (
+    "Segment count: tags eq vip AND custom_fields.plan eq pro AND email contains"
+    " @example.com over the seeded contacts; in-process it is"
+    " `contacts_matching(tree, organization=org).count()` (one SQL COUNT) timed per call;"
+    " over HTTP it is POST /contacts/segments/autopilot with a description the rule-based"
+    " engine parses into the same three rules (parse + count, `matched_count`), wrk -c1."
+)
+MESSAGING_METHOD = (
+    "Messaging (bench/messaging_scenarios.py), sandbox organization `bench-sandbox`:"
+    " accepted sends are wrk POSTs of an SMS to a random valid +1 415 number, with no Celery"
+    " worker (tasks queue on the benchmark's own Redis broker database, deleted after);"
+    " messages/s to `delivered` is N sends accepted in one transaction through"
+    " `messaging.services.message_send`, then one `celery -A config worker --pool=solo`"
+    " runs each message's send, sandbox receipt (delay 0 s) and three event fan-outs;"
+    " req/s = delivered / (last delivered_at - commit)."
+)
+NON_WRK_SCENARIO_NAMES = EVENT_SCENARIO_NAMES | EXPORT_SCENARIO_NAMES | {
+    "segment_count", "message_delivery"}
 HEADERS = ("scenario", "req/s", "p50 ms", "p99 ms", "requests", "errors")
 
 
@@ -81,7 +108,7 @@ def _git_commit() -> str:
 def markdown(results: list[Measurement], outcomes: list[tuple[Target, Outcome]],
              options: BenchOptions, *, row_count: int) -> str:
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    http = any(m.scenario not in EVENT_SCENARIO_NAMES for m in results)
+    http = any(m.scenario not in NON_WRK_SCENARIO_NAMES for m in results)
     setup = (
         f" with {options.workers} gunicorn sync worker(s) (one per core), PostgreSQL + Redis"
         f" on the same machine; wrk -t{options.threads} -c{options.connections}"
@@ -101,8 +128,13 @@ def markdown(results: list[Measurement], outcomes: list[tuple[Target, Outcome]],
     lines += ["| " + " | ".join(r) + " |" for r in rows(results)]
     if notes(results):
         lines += [""] + [f"- {line}" for line in notes(results)]
-    if any(m.scenario in EVENT_SCENARIO_NAMES for m in results):
-        lines += ["", EVENT_METHOD]
+    names = {m.scenario for m in results}
+    for group, method in ((EVENT_SCENARIO_NAMES, EVENT_METHOD),
+                          (EXPORT_SCENARIO_NAMES, EXPORT_METHOD),
+                          ({"segment_count", "segment_count_http"}, COUNT_METHOD),
+                          ({"message_send", "message_delivery"}, MESSAGING_METHOD)):
+        if names & group:
+            lines += ["", method]
     if outcomes:
         lines += ["", "| target | result | observed |", "|---|---|---|"]
         lines += [f"| {t.name} | {'PASS' if o.passed else '**FAIL**'} | {o.observed} |"

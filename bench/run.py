@@ -12,6 +12,11 @@
    latency with 500 streams) start their own Celery worker, receiver and daphne instead,
    on a Redis broker database of the benchmark's own (BENCH_BROKER_URL, default
    redis://127.0.0.1:6379/9); gunicorn and wrk are skipped when only they are selected.
+   The contacts scenarios (bench/contact_scenarios.py: exports of 10,000 and 50,000 rows
+   with the serving worker's peak memory, each on a one-worker gunicorn of its own, and a
+   three-rule segment count over 100,000 contacts, seeded once) and the messaging ones
+   (bench/messaging_scenarios.py: accepted sends/s for POST /api/v1/messages in a sandbox
+   organization, and messages/s to `delivered` through one Celery worker) follow.
 5. The table and the targets of bench/targets.py are printed and written as Markdown to
    bench/results/latest.md. The exit code is 0 even when a target fails (this is a
    measurement); it is non-zero only when the harness itself could not run.
@@ -21,7 +26,11 @@ gives the median of three interleaved rounds), BENCH_CONNECTIONS (16), BENCH_THR
 BENCH_WORKERS (cores), BENCH_ONLY (comma-separated scenario names). Event scenarios:
 BENCH_SCALE (1.0: multiplies their counts), BENCH_WEBHOOK_EVENTS (2000),
 BENCH_WEBHOOK_LATENCY_EVENTS (200), BENCH_WEBHOOK_LATENCY_RATE (10/s), BENCH_SSE_STREAMS
-(500), BENCH_SSE_EVENTS (50), BENCH_SSE_RATE (1/s), BENCH_BROKER_URL.
+(500), BENCH_SSE_EVENTS (50), BENCH_SSE_RATE (1/s), BENCH_BROKER_URL. Contacts and
+messaging (also scaled by BENCH_SCALE): BENCH_CONTACTS (100,000 seeded),
+BENCH_CONTACT_EXPORT_ROWS (10,000), BENCH_SEGMENT_EXPORT_SMALL_ROWS (10,000),
+BENCH_SEGMENT_EXPORT_LARGE_ROWS (50,000), BENCH_SEGMENT_COUNT_RUNS (100), BENCH_MESSAGES
+(2000), BENCH_SANDBOX_RECEIPT_DELAY (0 s).
 """
 
 from __future__ import annotations
@@ -130,6 +139,8 @@ def combine(runs: list[Measurement]) -> Measurement:
         p99_ms=_median(m.p99_ms for m in runs),
         requests=sum(m.requests for m in runs),
         errors=sum(m.errors for m in runs),
+        figures={key: _median(m.figures.get(key) for m in runs)
+                 for key in runs[0].figures},
         notes=" | ".join(f"round {n}: {m.notes}" for n, m in enumerate(runs, 1) if m.notes),
     )
 

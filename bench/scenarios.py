@@ -209,3 +209,10 @@ SCENARIOS: list[Scenario] = [
 from .event_scenarios import EVENT_SCENARIOS  # noqa: E402 - they subclass Scenario above
 
 SCENARIOS += EVENT_SCENARIOS
+
+# --- Contacts (issue 5) and messaging (issue 6) -------------------------------------------
+
+from .contact_scenarios import CONTACT_SCENARIOS  # noqa: E402
+from .messaging_scenarios import MESSAGING_SCENARIOS  # noqa: E402
+
+SCENARIOS += CONTACT_SCENARIOS + MESSAGING_SCENARIOS

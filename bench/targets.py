@@ -1,4 +1,4 @@
-"""The targets `make bench` checks (issue 2, "Done means"), as a list of objects.
+"""The targets `make bench` checks (issues 2, 5 and 6, "Done means"), as a list of objects.
 
 A target compares measurements by scenario name. A missing or invalid measurement (not
 run, errors under load) fails its target: nothing is passed on numbers we do not trust.
@@ -63,6 +63,36 @@ def _deep_throughput(r: dict[str, Measurement]) -> Outcome:
     )
 
 
+def _sends_vs_floor(r: dict[str, Measurement]) -> Outcome:
+    ratio = r["message_send"].requests_per_second / r["floor"].requests_per_second
+    return Outcome(
+        ratio >= 0.4,
+        f"{r['message_send'].requests_per_second:,.0f} / {r['floor'].requests_per_second:,.0f}"
+        f" req/s = {ratio:.0%} of the floor (needs >= 40%)",
+    )
+
+
+# RSS moves by a MiB or two with no cause in the request (allocator arenas, the cursor's
+# 2,000-row chunk, the 64 KiB CSV buffer): growth below this counts as this much, so that
+# "1.5 x" compares a real figure, not noise.
+EXPORT_GROWTH_FLOOR_MIB = 2.0
+
+
+def _export_memory_flat(r: dict[str, Measurement]) -> Outcome:
+    small, large = r["segment_export_10k"], r["segment_export_50k"]
+    if "peak_growth_mib" not in small.figures or "peak_growth_mib" not in large.figures:
+        return Outcome(False, "no memory figures were measured")
+    g_small, g_large = small.figures["peak_growth_mib"], large.figures["peak_growth_mib"]
+    allowed = 1.5 * max(g_small, EXPORT_GROWTH_FLOOR_MIB)
+    return Outcome(
+        g_large <= allowed,
+        f"worker peak RSS +{g_large:.1f} MiB at {large.requests:,} rows"
+        f" ({large.figures['peak_rss_mib']:.1f} MiB) vs +{g_small:.1f} MiB at"
+        f" {small.requests:,} rows ({small.figures['peak_rss_mib']:.1f} MiB); needs <="
+        f" 1.5 x max(+{g_small:.1f}, {EXPORT_GROWTH_FLOOR_MIB:g}) = +{allowed:.1f} MiB",
+    )
+
+
 TARGETS: list[Target] = [
     Target(
         name="detail >= 50% of floor",
@@ -81,5 +111,18 @@ TARGETS: list[Target] = [
         description="the deep page costs at most 1.2 times page 1 in throughput too",
         needs=("list_page1", "list_deep"),
         rule=_deep_throughput,
+    ),
+    Target(
+        name="accepted sends >= 40% of floor",
+        description="POST /api/v1/messages accepts at least 40% of the floor's requests/s",
+        needs=("floor", "message_send"),
+        rule=_sends_vs_floor,
+    ),
+    Target(
+        name="export memory flat (50,000 rows <= 1.5x 10,000 rows)",
+        description="the segment export's worker peak RSS growth at 50,000 rows is at most"
+                    " 1.5 times that at 10,000 rows",
+        needs=("segment_export_10k", "segment_export_50k"),
+        rule=_export_memory_flat,
     ),
 ]

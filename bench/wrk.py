@@ -68,12 +68,17 @@ def _lua_string(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def lua_script(*, method: str, headers: dict[str, str], body: str | None) -> str:
+def lua_script(*, method: str, headers: dict[str, str], body: str | None,
+               extra_lua: str | None = None) -> str:
+    """The script of one run; `extra_lua` may define wrk's `setup`/`init`/`request` hooks
+    (e.g. a `request` building a different body each time)."""
     lines = [f"wrk.method = {_lua_string(method)}"]
     for name, value in headers.items():
         lines.append(f"wrk.headers[{_lua_string(name)}] = {_lua_string(value)}")
     if body is not None:
         lines.append(f"wrk.body = {_lua_string(body)}")
+    if extra_lua:
+        lines.append(extra_lua)
     lines.append(
         """
 done = function(summary, latency, requests)
@@ -119,10 +124,12 @@ def run(
     headers: dict[str, str] | None = None,
     body: str | None = None,
     name: str = "scenario",
+    extra_lua: str | None = None,
 ) -> WrkResult:
     WORK_DIR.mkdir(parents=True, exist_ok=True)
     script = Path(WORK_DIR / f"wrk-{name}.lua")
-    script.write_text(lua_script(method=method, headers=headers or {}, body=body))
+    script.write_text(lua_script(method=method, headers=headers or {}, body=body,
+                                 extra_lua=extra_lua))
     script.chmod(0o600)  # it may hold an API key
     command = [
         ensure_wrk(), f"-t{threads}", f"-c{max(connections, threads)}", f"-d{seconds}s",
