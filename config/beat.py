@@ -41,3 +41,9 @@ BEAT_SCHEDULE["messaging-dispatch-due"] = {
     "task": "messaging.dispatch_due",
     "schedule": 10.0,
 }
+BEAT_SCHEDULE["messaging-broadcasts-due"] = {
+    # Scheduled broadcasts whose send_at has come, starts a broker outage lost, running
+    # broadcasts whose runner stopped writing its heartbeat (a killed worker).
+    "task": "messaging.broadcasts_due",
+    "schedule": 15.0,
+}

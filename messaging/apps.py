@@ -11,3 +11,11 @@ class MessagingConfig(AppConfig):
         from .providers.sandbox import SandboxProvider
 
         register_provider(SANDBOX, SandboxProvider)
+        try:
+            from templates.analytics import register_campaign_resolver
+        except ImportError:  # pragma: no cover - the templates family is installed
+            return
+        from .broadcasts.selectors import campaign_info
+
+        # Template analytics' per-campaign rows name their broadcast and its status.
+        register_campaign_resolver(campaign_info)

@@ -14,6 +14,9 @@ failures (`failed`, `undelivered`, `expired`, `canceled`) are final.
 A fallback chain (`fallback`, `fallback_after_seconds`) makes child messages on the next
 channel; a child points at the message it falls back from through `parent`.
 
+A broadcast's messages carry its id (`cmp_`) in `campaign_id`, one message per contact
+(`messaging_msg_uniq_campaign_contact`); see `broadcasts/models.py`.
+
 A `MessagingService` (`mgs_`) bundles a pool of senders (sticky per recipient through
 `StickySender`), opt-out handling (`OptOut`, written by the STOP keywords) and an inbound
 webhook.
@@ -147,6 +150,8 @@ class Message(TenantModel):
                                           on_delete=models.SET_NULL, related_name="messages")
     contact_id = models.CharField(max_length=40, null=True, blank=True, db_index=True)
     conversation_id = models.CharField(max_length=40, null=True, blank=True, db_index=True)
+    # The broadcast (`cmp_`) that sent this message; template analytics groups by it.
+    campaign_id = models.CharField(max_length=40, null=True, blank=True)
     status_callback = models.URLField(max_length=2048, null=True, blank=True)
     shorten_links = models.BooleanField(default=False)
     send_at = models.DateTimeField(null=True, blank=True)
@@ -189,6 +194,20 @@ class Message(TenantModel):
             models.Index(fields=["fallback_due_at"], name="messaging_msg_fallback_due",
                          condition=models.Q(fallback_due_at__isnull=False,
                                             fallback_triggered_at__isnull=True)),
+            # Claimed by a send task that never recorded the provider's answer (the worker
+            # died mid-call): the sweep ends them (`messages_dispatch_due`).
+            models.Index(fields=["dispatched_at"], name="messaging_msg_dispatch_open",
+                         condition=models.Q(status="queued", dispatched_at__isnull=False)),
+            # Sandbox sends awaiting the double's delivery receipt (the sweep re-sends a
+            # receipt a killed worker lost, as a carrier retries its status webhook).
+            models.Index(fields=["sent_at"], name="messaging_msg_sandbox_sent",
+                         condition=models.Q(status="sent", provider="sandbox")),
+        ]
+        constraints = [
+            # One message per recipient of a broadcast, whatever a crashed worker retries.
+            models.UniqueConstraint(fields=["campaign_id", "contact_id"],
+                                    name="messaging_msg_uniq_campaign_contact",
+                                    condition=models.Q(campaign_id__isnull=False)),
         ]
 
     def __str__(self) -> str:
@@ -280,3 +299,7 @@ class CallbackSecret(TenantModel):
 
     def __str__(self) -> str:
         return f"callback secret of {self.organization_id}"
+
+
+# Broadcasts (campaigns) live in their own sub-package of the messaging app.
+from .broadcasts.models import Broadcast, BroadcastRecipient  # noqa: E402,F401

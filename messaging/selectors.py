@@ -51,7 +51,7 @@ def _moment(query_params, name: str, *, end_of_day: bool = False) -> datetime | 
 def messages_filtered(queryset: QuerySet, query_params, *, organization) -> QuerySet:
     """Filters of `GET /api/v1/messages`: status, channel, direction (each one value, a
     comma list or repeated), to (normalized like a send), from, messaging_service_id,
-    contact_id, conversation_id, parent_id, and the date range created_after /
+    contact_id, conversation_id, parent_id, campaign_id (a broadcast), and the date range created_after /
     created_before (ISO 8601 date or date-time; a bare date covers the whole day)."""
     statuses = _choices(query_params, "status", _STATUSES)
     if statuses:
@@ -68,7 +68,8 @@ def messages_filtered(queryset: QuerySet, query_params, *, organization) -> Quer
             value = (parse_phone(raw, default_country=organization.default_country)
                      or parse_email(raw) or raw)
             queryset = queryset.filter(**{field: value})
-    for param in ("messaging_service_id", "contact_id", "conversation_id", "parent_id"):
+    for param in ("messaging_service_id", "contact_id", "conversation_id", "parent_id",
+                  "campaign_id"):
         value = (query_params.get(param) or "").strip()
         if value:
             queryset = queryset.filter(**{param: value})

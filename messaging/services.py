@@ -24,6 +24,14 @@ The send pipeline:
    The trigger runs under the row lock of the message it falls back from and is recorded
    in `fallback_triggered_at`, so it fires once; nothing is sent once any message of the
    chain is delivered. A late receipt of the primary is recorded and sends nothing.
+5. After a killed worker (the beat sweep, `messages_dispatch_due`): a queued message no
+   task claimed is re-queued (once per ten stale periods); a message claimed but whose
+   provider answer was never stored fails `DISPATCH_INTERRUPTED` after
+   MESSAGING_DISPATCH_LEASE_SECONDS (at most once: it is never sent again); a sandbox
+   receipt that was lost is re-sent, as a carrier retries its status webhook.
+6. Broadcasts (`broadcasts/`): the runner creates each recipient's message through
+   `message_send(campaign_id=...)`; every transition of such a message also moves the
+   broadcast's recipient row and counters in the same transaction.
 
 Message sends write no audit row (the message is its own record); cancels and messaging
 service changes do.
@@ -39,6 +47,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -71,7 +80,13 @@ MESSAGE_FAILED = "message.failed"
 _FAILURE_EVENT_STATUSES = FAILURE_STATUSES
 _LINK = re.compile(r"https?://[^\s<>\"']+", re.IGNORECASE)
 _LINK_TRAILING = ".,;:!?)]}'\""
+# Queued but never claimed by a send task after this long: re-queued by the sweep.
 DISPATCH_STALE_SECONDS = 60
+# A stale message is re-queued at most once per this many stale periods.
+REQUEUE_EVERY_STALE_PERIODS = 10
+# Claimed but the provider's answer never stored after this long: the worker died.
+DISPATCH_LEASE_SECONDS = 600
+SANDBOX_RECEIPT_GRACE_SECONDS = 30
 # Provider vocabulary folded into the lifecycle (Twilio's `accepted`/`sending`, WhatsApp's
 # `read`, which implies delivery).
 STATUS_ALIASES = {"accepted": "queued", "sending": "queued", "read": "delivered",
@@ -102,6 +117,8 @@ def message_event(message: Message, status: str | None = None, *,
             "direction": message.direction,
             "messaging_service_id": message.messaging_service_id,
             "parent_message_id": message.parent_id,
+            # A broadcast's messages name their campaign (absent on other messages).
+            **({"campaign_id": message.campaign_id} if message.campaign_id else {}),
             **(extra or {}),
         },
     )
@@ -234,6 +251,16 @@ def _resolve_sender(*, organization, channel: str, explicit: str | None,
                                        "messaging_service_id with a sender pool).")
 
 
+def resolve_sender(*, organization, channel: str, explicit: str | None = None,
+                   service: MessagingService | None = None, recipient: str) -> str:
+    """The from-address a send to `recipient` would use (explicit, the service's sticky
+    pool, the provider account's default, the sandbox default): what the broadcast
+    runner throttles on before it creates the message with that sender."""
+    _provider, account = registry.provider_for(organization, channel)
+    return _resolve_sender(organization=organization, channel=channel, explicit=explicit,
+                           service=service, recipient=recipient, account=account)
+
+
 # --- Templates and links --------------------------------------------------------------------
 
 
@@ -259,8 +286,10 @@ def short_link_base() -> str:
 
 
 def shorten_body_links(*, organization, body: str, message_id: str,
-                       contact_id: str | None) -> tuple[str, list[str]]:
-    """Replace each http(s) link of `body` by a tracked short link `/l/<code>`."""
+                       contact_id: str | None, campaign_id: str | None = None
+                       ) -> tuple[str, list[str]]:
+    """Replace each http(s) link of `body` by a tracked short link `/l/<code>` carrying
+    the message, its contact and its campaign (a broadcast), copied onto every click."""
     from messaging.links.services import short_link_create
 
     base = short_link_base()
@@ -275,7 +304,8 @@ def shorten_body_links(*, organization, body: str, message_id: str,
         if not validation.url_ok(url) or url.startswith(base + "/l/"):
             return match.group(0)
         link = short_link_create(organization=organization, target_url=url,
-                                 message_id=message_id, contact_id=contact_id)
+                                 message_id=message_id, contact_id=contact_id,
+                                 campaign_id=campaign_id)
         created.append(link.pk)
         return f"{base}/l/{link.code}{tail}"
 
@@ -325,9 +355,13 @@ def message_send(
     shorten_links: bool | None = None,
     contact_id: str | None = None,
     conversation_id: str | None = None,
+    campaign_id: str | None = None,
     principal: Principal | None = None,
 ) -> Message:
-    """Validate and accept one outbound message (queued, or scheduled with `send_at`)."""
+    """Validate and accept one outbound message (queued, or scheduled with `send_at`).
+
+    `campaign_id` is given by the broadcast runner only: the message belongs to that
+    broadcast (one per contact: a second one breaks the unique constraint)."""
     body = body or ""
     subject = subject or ""
     # 1. What must be there.
@@ -403,7 +437,7 @@ def message_send(
         status=MessageStatus.SCHEDULED if when else MessageStatus.QUEUED,
         provider=provider.name, messaging_service=service,
         contact_id=contact_id or _contact_id_for(organization, channel, to),
-        conversation_id=conversation_id, status_callback=callback,
+        conversation_id=conversation_id, campaign_id=campaign_id, status_callback=callback,
         shorten_links=bool(shorten_links), send_at=when, fallback=chain,
         fallback_after_seconds=after, created_at=timezone.now(),
         metadata={k: v for k, v in (("template", template_meta),
@@ -414,7 +448,7 @@ def message_send(
         if shorten_links and body:
             message.body, links = shorten_body_links(
                 organization=organization, body=body, message_id=message.pk,
-                contact_id=message.contact_id)
+                contact_id=message.contact_id, campaign_id=campaign_id)
             if links:
                 message.metadata = {**message.metadata, "short_link_ids": links}
         message.save(force_insert=True)
@@ -460,8 +494,11 @@ _TIMESTAMP_FIELD = {
 
 def _transition(current: Message, status: str, *, error_code: str | None = None,
                 error_message: str | None = None) -> None:
-    """Move a locked row to `status` (already checked to be forward) and emit its event."""
+    """Move a locked row to `status` (already checked to be forward) and emit its event.
+    A broadcast's message also moves its recipient and the broadcast's counters, in this
+    same transaction (`broadcasts.services.on_message_transition`)."""
     now = timezone.now()
+    previous = current.status
     current.status = status
     changed = ["status", "updated_at", "error_code", "error_message"]
     if status in FAILURE_STATUSES:
@@ -487,6 +524,10 @@ def _transition(current: Message, status: str, *, error_code: str | None = None,
         changed.append("fallback_due_at")
     current.save(update_fields=sorted(set(changed)))
     _emit_status(current)
+    if current.campaign_id:
+        from .broadcasts.services import on_message_transition
+
+        on_message_transition(current, previous=previous, status=status)
 
 
 def message_apply_status(
@@ -623,10 +664,25 @@ def message_dispatch(*, message_id: str, final_attempt: bool = True) -> str:
 # --- Scheduled sends, stale queues and fallback timers (the beat sweep) ----------------------
 
 
+def dispatch_stale_seconds() -> float:
+    return float(getattr(settings, "MESSAGING_DISPATCH_STALE_SECONDS", DISPATCH_STALE_SECONDS))
+
+
+def dispatch_lease_seconds() -> float:
+    return float(getattr(settings, "MESSAGING_DISPATCH_LEASE_SECONDS", DISPATCH_LEASE_SECONDS))
+
+
+def sandbox_receipt_grace_seconds() -> float:
+    return float(getattr(settings, "MESSAGING_SANDBOX_RECEIPT_GRACE_SECONDS",
+                         SANDBOX_RECEIPT_GRACE_SECONDS))
+
+
 def messages_dispatch_due(*, batch: int = 200) -> dict[str, int]:
-    """Send due scheduled messages, re-queue stale undispatched ones, fire due fallbacks."""
+    """Send due scheduled messages, re-queue stale undispatched ones, fire due fallbacks,
+    end interrupted provider calls and re-send the sandbox receipts a dead worker lost."""
     now = timezone.now()
-    counts = {"scheduled": 0, "requeued": 0, "fallbacks": 0}
+    counts = {"scheduled": 0, "requeued": 0, "fallbacks": 0, "interrupted": 0,
+              "sandbox_receipts": 0}
     while True:
         with transaction.atomic():
             due = list(
@@ -644,12 +700,18 @@ def messages_dispatch_due(*, batch: int = 200) -> dict[str, int]:
     stale = list(
         Message.objects.dangerously_unscoped()
         .filter(status=MessageStatus.QUEUED, dispatched_at__isnull=True,
-                created_at__lte=now - timedelta(seconds=DISPATCH_STALE_SECONDS))
-        .values_list("pk", flat=True)[:batch * 5]
+                created_at__lte=now - timedelta(seconds=dispatch_stale_seconds()))
+        .order_by("created_at").values_list("pk", flat=True)[:batch * 5]
     )
+    requeued = 0
     for message_id in stale:
-        _enqueue_now(message_id)
-    counts["requeued"] = len(stale)
+        # Once per REQUEUE_EVERY: a message still waiting behind a long queue (not lost)
+        # must not get a fresh duplicate task at every sweep.
+        if cache.add(f"messaging:requeued:{message_id}", 1,
+                     timeout=dispatch_stale_seconds() * REQUEUE_EVERY_STALE_PERIODS):
+            _enqueue_now(message_id)
+            requeued += 1
+    counts["requeued"] = requeued
     while True:
         with transaction.atomic():
             due = list(
@@ -667,7 +729,68 @@ def messages_dispatch_due(*, batch: int = 200) -> dict[str, int]:
         counts["fallbacks"] += len(due)
         if len(due) < batch:
             break
+    counts["interrupted"] = _end_interrupted_dispatches(now, batch=batch * 5)
+    counts["sandbox_receipts"] = _sandbox_overdue_receipts(now, batch=batch * 5)
     return counts
+
+
+INTERRUPTED_ERROR_MESSAGE = (
+    "The worker stopped during the provider call, so whether the provider accepted the "
+    "message is unknown; it is not sent again (at most once).")
+
+
+def _end_interrupted_dispatches(now, *, batch: int) -> int:
+    """Messages claimed by a send task that never recorded the provider's answer.
+
+    The claim (`dispatched_at`) is taken before the provider call and the answer stored
+    after it; a worker killed in between leaves the message `queued` and claimed. Sending
+    it again could deliver it twice, so once the claim is older than
+    MESSAGING_DISPATCH_LEASE_SECONDS (default 600, far above any provider timeout) the
+    message fails with `DISPATCH_INTERRUPTED` (its fallback, if any, then fires). A
+    provider that answered `queued` stored its message id: those wait for receipts.
+    """
+    cutoff = now - timedelta(seconds=dispatch_lease_seconds())
+    stuck = list(
+        Message.objects.dangerously_unscoped().select_related("organization")
+        .filter(status=MessageStatus.QUEUED, dispatched_at__lte=cutoff,
+                provider_message_id__isnull=True)
+        .order_by("dispatched_at")[:batch]
+    )
+    from platform_core.tenancy.context import tenant_context
+
+    ended = 0
+    for message in stuck:
+        with tenant_context(message.organization):
+            ended += message_apply_status(message=message, status=MessageStatus.FAILED,
+                                          error_code="DISPATCH_INTERRUPTED",
+                                          error_message=INTERRUPTED_ERROR_MESSAGE)
+    return ended
+
+
+def _sandbox_overdue_receipts(now, *, batch: int) -> int:
+    """The sandbox double's receipts that never ran (the worker holding the delayed
+    receipt task was killed): a carrier retries its status webhook until it is taken, so
+    the double's receipt is re-sent once overdue by MESSAGING_SANDBOX_RECEIPT_GRACE_SECONDS.
+    The no-receipt magic recipients stay `sent`, as they must."""
+    cutoff = now - timedelta(seconds=sandbox_provider.receipt_delay_seconds()
+                             + sandbox_receipt_grace_seconds())
+    overdue = list(
+        Message.objects.dangerously_unscoped().select_related("organization")
+        .filter(status=MessageStatus.SENT, provider=sandbox_provider.SandboxProvider.name,
+                sent_at__lte=cutoff)
+        .exclude(to__in=sandbox_provider.NO_RECEIPT_RECIPIENTS)
+        .exclude(channel__in=sandbox_provider.RICH_CHANNELS,
+                 to__in=sandbox_provider.RICH_NO_RECEIPT_RECIPIENTS)
+        .order_by("sent_at")[:batch]
+    )
+    from platform_core.tenancy.context import tenant_context
+
+    delivered = 0
+    for message in overdue:
+        with tenant_context(message.organization):
+            delivered += message_apply_status(message=message,
+                                              status=MessageStatus.DELIVERED)
+    return delivered
 
 
 def _enqueue_now(message_id: str) -> None:

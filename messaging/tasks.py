@@ -68,3 +68,8 @@ def deliver_callback(organization_id: str, event_id: str, url: str, attempt: int
 @shared_task(name="messaging.dispatch_due", ignore_result=True)
 def dispatch_due() -> dict[str, int]:
     return services.messages_dispatch_due()
+
+
+# Broadcasts' tasks live with their family; importing them here registers them with the
+# worker (Celery discovers `messaging.tasks`).
+from .broadcasts import tasks as _broadcast_tasks  # noqa: E402,F401

@@ -103,7 +103,7 @@ class MessageSerializer(serializers.ModelSerializer):
         fields = [
             "id", "channel", "direction", "status", "to", "from", "body", "subject",
             "media_urls", "template_name", "language", "variables", "messaging_service_id",
-            "contact_id", "conversation_id", "status_callback", "shorten_links", "send_at",
+            "contact_id", "conversation_id", "campaign_id", "status_callback", "shorten_links", "send_at",
             "fallback", "fallback_after_seconds", "parent_message_id", "fallback_outcome",
             "keyword", "provider", "provider_message_id", "error_code", "error_message",
             "created_at", "updated_at", "sent_at", "delivered_at", "failed_at", "canceled_at",

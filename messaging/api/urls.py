@@ -1,5 +1,6 @@
 from django.urls import path
 
+from messaging.broadcasts.api.views import BroadcastViewSet
 from platform_core.api.routers import ApiRouter
 
 from . import views
@@ -8,6 +9,7 @@ router = ApiRouter()
 router.register("messaging-services", views.MessagingServiceViewSet,
                 basename="messaging-service")
 router.register("messages", views.MessageViewSet, basename="message")
+router.register("broadcasts", BroadcastViewSet, basename="broadcast")
 
 urlpatterns = [
     # The channel routes first, so they are not read as message ids.

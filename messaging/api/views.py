@@ -45,6 +45,8 @@ _LIST_FILTERS = [
     OpenApiParameter("messaging_service_id", OpenApiTypes.STR),
     OpenApiParameter("contact_id", OpenApiTypes.STR),
     OpenApiParameter("conversation_id", OpenApiTypes.STR),
+    OpenApiParameter("campaign_id", OpenApiTypes.STR,
+                     description="Messages of this broadcast (`cmp_`)."),
     OpenApiParameter("parent_id", OpenApiTypes.STR,
                      description="Fallback messages sent for this message."),
     OpenApiParameter("created_after", OpenApiTypes.DATETIME,

@@ -1,7 +1,7 @@
 """Writes of the links family: minting short links and recording clicks.
 
 Both are called by messaging (link rewriting at send time, the public redirect route);
-neither is a user action, so neither writes an audit row.
+neither is a user action, so neither writes an audit row. A click emits `link.clicked`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from datetime import datetime
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+
+from platform_core.events.bus import emit
 
 from .models import LinkClick, ShortLink
 
@@ -53,7 +55,12 @@ def record_click(
     clicked_at: datetime | None = None,
 ) -> LinkClick:
     """Record that `link` was followed. The link's ids are copied onto the click;
-    `contact_id` overrides the link's when the redirect identified the clicker itself."""
+    `contact_id` overrides the link's when the redirect identified the clicker itself.
+
+    In the same transaction: the broadcast's `clicked` counter moves on a recipient's
+    first click, and `link.clicked` is emitted (data: link_id, code, url, message_id,
+    campaign_id, contact_id, clicked_at, user_agent), which template analytics' counters
+    and webhooks read."""
     # Saved through the model, not the tenant manager: the public redirect route that
     # calls this has no tenant context; the click takes its organization from the link.
     click = LinkClick(
@@ -66,5 +73,21 @@ def record_click(
         user_agent=(user_agent or "")[:400],
         ip=ip or None,
     )
-    click.save(force_insert=True)
+    with transaction.atomic():
+        click.save(force_insert=True)
+        if click.campaign_id:
+            from messaging.broadcasts.services import on_click
+
+            on_click(organization_id=click.organization_id, campaign_id=click.campaign_id,
+                     message_id=click.message_id, clicked_at=click.clicked_at)
+        emit(organization=link.organization, type="link.clicked", data={
+            "link_id": link.pk,
+            "code": link.code,
+            "url": link.target_url,
+            "message_id": click.message_id,
+            "campaign_id": click.campaign_id,
+            "contact_id": click.contact_id,
+            "clicked_at": click.clicked_at,
+            "user_agent": click.user_agent,
+        })
     return click
