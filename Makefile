@@ -3,7 +3,6 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-export DJANGO_SETTINGS_MODULE ?= config.settings.base
 
 .PHONY: run test install lint migrate bench schema clean
 
@@ -25,11 +24,11 @@ run: migrate
 
 # The whole suite on PostgreSQL and Redis (override DATABASE_URL / REDIS_URL to move them).
 test: install
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest --ds=config.settings.test -n 2 --dist loadfile
 
 lint: install
 	$(BIN)/ruff check .
-	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/engage} \
+	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} \
 	  $(BIN)/python manage.py makemigrations --check --dry-run
 
 bench: install

@@ -148,14 +148,15 @@ def wait_until(predicate: Callable[[], bool], *, timeout: float, what: str,
 
 
 class CeleryWorker(ManagedProcess):
-    """`celery -A config worker` with one execution slot (solo pool: one process)."""
+    """`celery -A config worker`: by default one execution slot (solo pool: one process);
+    `pool="prefork", concurrency=2` for two child processes."""
 
     label = "the Celery worker"
 
-    def __init__(self, *, env: dict[str, str], pool: str = "solo"):
+    def __init__(self, *, env: dict[str, str], pool: str = "solo", concurrency: int = 1):
         command = [
             _venv_bin("celery"), "-A", "config", "worker",
-            f"--pool={pool}", "--concurrency=1",
+            f"--pool={pool}", f"--concurrency={concurrency}",
             "--loglevel=WARNING", "--without-heartbeat", "--without-gossip",
             "--without-mingle", "-n", f"bench-{os.getpid()}@%h",
         ]

@@ -45,8 +45,16 @@ MESSAGING_METHOD = (
     " runs each message's send, sandbox receipt (delay 0 s) and three event fan-outs;"
     " req/s = delivered / (last delivered_at - commit)."
 )
+BROADCAST_METHOD = (
+    "Broadcast (bench/broadcast_scenarios.py), sandbox organization `bench-sandbox`: one sms"
+    " broadcast (`broadcast_create`, as POST /api/v1/broadcasts) to a seeded list of N"
+    " contacts with rate_per_second 10,000, run by one `celery -A config worker"
+    " --pool=prefork --concurrency=2` (start, runners, sends, sandbox receipts with delay"
+    " 0 s, event fan-outs); queued/s = queued / (last recipient processed_at - create call),"
+    " delivered/s = delivered / (last delivered_at - create call); req/s is delivered/s."
+)
 NON_WRK_SCENARIO_NAMES = EVENT_SCENARIO_NAMES | EXPORT_SCENARIO_NAMES | {
-    "segment_count", "message_delivery"}
+    "segment_count", "message_delivery", "broadcast"}
 HEADERS = ("scenario", "req/s", "p50 ms", "p99 ms", "requests", "errors")
 
 
@@ -132,7 +140,8 @@ def markdown(results: list[Measurement], outcomes: list[tuple[Target, Outcome]],
     for group, method in ((EVENT_SCENARIO_NAMES, EVENT_METHOD),
                           (EXPORT_SCENARIO_NAMES, EXPORT_METHOD),
                           ({"segment_count", "segment_count_http"}, COUNT_METHOD),
-                          ({"message_send", "message_delivery"}, MESSAGING_METHOD)):
+                          ({"message_send", "message_delivery"}, MESSAGING_METHOD),
+                          ({"broadcast"}, BROADCAST_METHOD)):
         if names & group:
             lines += ["", method]
     if outcomes:

@@ -30,7 +30,9 @@ BENCH_WEBHOOK_LATENCY_EVENTS (200), BENCH_WEBHOOK_LATENCY_RATE (10/s), BENCH_SSE
 messaging (also scaled by BENCH_SCALE): BENCH_CONTACTS (100,000 seeded),
 BENCH_CONTACT_EXPORT_ROWS (10,000), BENCH_SEGMENT_EXPORT_SMALL_ROWS (10,000),
 BENCH_SEGMENT_EXPORT_LARGE_ROWS (50,000), BENCH_SEGMENT_COUNT_RUNS (100), BENCH_MESSAGES
-(2000), BENCH_SANDBOX_RECEIPT_DELAY (0 s).
+(2000), BENCH_SANDBOX_RECEIPT_DELAY (0 s). Broadcast (bench/broadcast_scenarios.py: messages/s
+queued and delivered by one sms broadcast, one prefork worker x2): BENCH_BROADCAST_RECIPIENTS
+(2000, scaled).
 """
 
 from __future__ import annotations

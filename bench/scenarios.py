@@ -216,3 +216,9 @@ from .contact_scenarios import CONTACT_SCENARIOS  # noqa: E402
 from .messaging_scenarios import MESSAGING_SCENARIOS  # noqa: E402
 
 SCENARIOS += CONTACT_SCENARIOS + MESSAGING_SCENARIOS
+
+# --- Broadcasts (issue 7) -----------------------------------------------------------------
+
+from .broadcast_scenarios import BROADCAST_SCENARIOS  # noqa: E402
+
+SCENARIOS += BROADCAST_SCENARIOS
