@@ -345,6 +345,7 @@ def message_send(
     media_url: Any = None,
     subject: str | None = None,
     template_name: str | None = None,
+    content_template_id: str | None = None,
     language: str | None = None,
     variables: dict | None = None,
     messaging_service_id: str | None = None,
@@ -369,6 +370,16 @@ def message_send(
     absent = [f for f, v in (("to", to),) if v in (None, "")]
     if absent:
         raise validation.missing(absent)
+    if content_template_id and not body:
+        # A content template renders the body for this channel (or NO_VARIANT_FOR_CHANNEL).
+        from templates.services import render_content_for_send
+
+        rendered_content = render_content_for_send(
+            organization=organization, content_template_id=content_template_id,
+            channel=validation.check_channel(channel), variables=variables or {})
+        body = rendered_content.body or ""
+        subject = subject or rendered_content.subject or ""
+        media_url = media_url or rendered_content.media_urls or None
     if not body and not template_name and media_url in (None, "", []):
         raise validation.missing(
             ["body", "template_name", "media_url"],

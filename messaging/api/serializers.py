@@ -57,6 +57,10 @@ class MessageSendSerializer(serializers.Serializer):
                                     max_length=998, help_text="Email only.")
     media_url = MediaURLField(required=False, allow_null=True)
     template_name = serializers.CharField(required=False, allow_null=True, max_length=255)
+    content_template_id = serializers.CharField(
+        required=False, allow_null=True, max_length=40,
+        help_text="A content template (`ctt_`): its variant for the channel, or the first "
+                  "one its fallback chain resolves, becomes the body.")
     language = serializers.CharField(required=False, allow_null=True, max_length=35)
     variables = VariablesField(required=False, allow_null=True)
     messaging_service_id = serializers.CharField(required=False, allow_null=True, max_length=40)
