@@ -57,7 +57,46 @@ def _filters_fingerprint(request) -> str:
         for v in values
         if k not in ("cursor", "limit")
     )
-    return hashlib.sha256(repr(items).encode()).hexdigest()[:16]
+    # The path too: a cursor of one list is refused by another.
+    return hashlib.sha256(repr((request.path.rstrip("/"), items)).encode()).hexdigest()[:16]
+
+
+def encode_cursor(request, values: list[Any]) -> str:
+    """An opaque cursor holding `values`, bound to the request's filters."""
+    payload = {"v": [_encode_value(v) for v in values], "f": _filters_fingerprint(request)}
+    return signing.dumps(payload, salt=_SALT, compress=True)
+
+
+def decode_cursor(request, token: str, *, size: int) -> list[Any]:
+    """The values of a cursor from `encode_cursor`; 400 INVALID_CURSOR when malformed,
+    altered, older than a day, made for other filters or of another shape."""
+    try:
+        payload = signing.loads(token, salt=_SALT, max_age=CURSOR_MAX_AGE_SECONDS)
+    except signing.SignatureExpired:
+        raise APIError("INVALID_CURSOR", "The cursor has expired; start again.") from None
+    except (signing.BadSignature, ValueError, TypeError):
+        raise APIError("INVALID_CURSOR") from None
+    if (
+        not isinstance(payload, dict)
+        or payload.get("f") != _filters_fingerprint(request)
+        or not isinstance(payload.get("v"), list)
+        or len(payload["v"]) != size
+    ):
+        raise APIError("INVALID_CURSOR", "The cursor does not belong to these filters.")
+    return [_decode_value(v) for v in payload["v"]]
+
+
+def cursor_page_response(data: Any, *, cursor: str | None, has_more: bool,
+                         total: int | None = None):
+    """A cursor-paginated answer: `data`, with `meta.pagination` filled by the renderer."""
+    from rest_framework.response import Response
+
+    pagination: dict[str, Any] = {"cursor": cursor, "has_more": has_more}
+    if total is not None:
+        pagination["total"] = total
+    response = Response(data)
+    response.envelope_meta = {"pagination": pagination}
+    return response
 
 
 class KeysetCursorPagination(BasePagination):
@@ -72,22 +111,6 @@ class KeysetCursorPagination(BasePagination):
             self.ordering = ordering
         if max_limit:
             self.max_limit = max_limit
-
-    def _decode_cursor(self, request, token: str) -> list[Any]:
-        try:
-            payload = signing.loads(token, salt=_SALT, max_age=CURSOR_MAX_AGE_SECONDS)
-        except signing.SignatureExpired:
-            raise APIError("INVALID_CURSOR", "The cursor has expired; start again.") from None
-        except (signing.BadSignature, ValueError, TypeError):
-            raise APIError("INVALID_CURSOR") from None
-        if (
-            not isinstance(payload, dict)
-            or payload.get("f") != _filters_fingerprint(request)
-            or not isinstance(payload.get("v"), list)
-            or len(payload["v"]) != len(self.ordering)
-        ):
-            raise APIError("INVALID_CURSOR", "The cursor does not belong to these filters.")
-        return [_decode_value(v) for v in payload["v"]]
 
     def _after(self, values: list[Any]) -> Q:
         """Rows strictly after `values` in the ordering (the keyset predicate)."""
@@ -107,7 +130,9 @@ class KeysetCursorPagination(BasePagination):
         token = request.query_params.get("cursor")
         ordered = queryset.order_by(*self.ordering)
         page_qs = (
-            ordered.filter(self._after(self._decode_cursor(request, token))) if token else ordered
+            ordered.filter(self._after(decode_cursor(request, token, size=len(self.ordering))))
+            if token
+            else ordered
         )
         rows = list(page_qs[: limit + 1])
         self.has_more = len(rows) > limit
@@ -115,9 +140,8 @@ class KeysetCursorPagination(BasePagination):
         self.next_cursor = None
         if self.has_more and rows:
             last = rows[-1]
-            values = [_encode_value(getattr(last, f.lstrip("-"))) for f in self.ordering]
-            self.next_cursor = signing.dumps(
-                {"v": values, "f": _filters_fingerprint(request)}, salt=_SALT, compress=True
+            self.next_cursor = encode_cursor(
+                request, [getattr(last, f.lstrip("-")) for f in self.ordering]
             )
         self.total = None
         if not token:
@@ -129,18 +153,10 @@ class KeysetCursorPagination(BasePagination):
                 self.total = capped if capped <= TOTAL_COUNT_CAP else None
         return rows
 
-    def pagination_meta(self) -> dict[str, Any]:
-        meta: dict[str, Any] = {"cursor": self.next_cursor, "has_more": self.has_more}
-        if self.total is not None:
-            meta["total"] = self.total
-        return meta
-
     def get_paginated_response(self, data):
-        from rest_framework.response import Response
-
-        response = Response(data)
-        response.envelope_meta = {"pagination": self.pagination_meta()}
-        return response
+        return cursor_page_response(
+            data, cursor=self.next_cursor, has_more=self.has_more, total=self.total
+        )
 
     def get_paginated_response_schema(self, schema: dict) -> dict:
         return schema

@@ -51,16 +51,26 @@ class PlatformAPIMixin:
         super().initial(request, *args, **kwargs)
         principal = request.auth
         if principal is None:
+            # Public routes: only their own limits, counted per client address.
+            limits = self.get_rate_limits(request.method)
+            if limits:
+                self._rate_state = ratelimit.enforce(
+                    limits, {"ip": client_ip(request) or "unknown"}
+                )
             return
         self._tenant_token = set_current_organization(principal.organization)
         self._rate_state = self._enforce_rate_limits(request, principal)
         if self.idempotent_posts:
             self._idempotency_record = idempotency.begin(request, principal.organization)
 
+    def get_rate_limits(self, method: str) -> list[ratelimit.RateLimit]:
+        """This route's own limits for `method` (on top of the standard buckets)."""
+        return list(self.rate_limits.get(method, []))
+
     def _enforce_rate_limits(self, request, principal) -> ratelimit.RateState:
         counter = getattr(request, "standard_rate_counter", None)
         states = []
-        limits = list(self.rate_limits.get(request.method, []))
+        limits = self.get_rate_limits(request.method)
         if counter is not None and counter.count is not None:
             states.append(counter.check())  # already counted with the credential read
         else:

@@ -14,8 +14,6 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from platform_core.api import ratelimit
-from platform_core.api.authentication import client_ip
 from platform_core.api.ratelimit import RateLimit
 from platform_core.api.views import PublicAPIView
 from platform_core.errors import APIError
@@ -31,11 +29,8 @@ class _SamlView(PublicAPIView):
     idempotent_posts = False
     ip_limit = RateLimit("saml", 120, 60, per="ip")
 
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
-        self._rate_state = ratelimit.enforce(
-            [self.ip_limit], {"ip": client_ip(request) or "unknown"}
-        )
+    def get_rate_limits(self, method: str) -> list[RateLimit]:
+        return [self.ip_limit]
 
 
 class SamlMetadataView(_SamlView):

@@ -173,3 +173,13 @@ def test_reused_output_serializer_matches_drf(tenant):
     assert represent(SessionSerializer, session, context=context) == SessionSerializer(
         session, context=context
     ).data
+
+
+def test_cursor_of_another_list_is_refused(tenant):
+    _seed_keys(tenant, 40)
+    cursor = tenant.client().get("/api/v1/api-keys", {"limit": 5}).json()["meta"]["pagination"][
+        "cursor"
+    ]
+    response = tenant.client().get("/api/v1/files", {"limit": 5, "cursor": cursor})
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "INVALID_CURSOR"

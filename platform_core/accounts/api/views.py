@@ -59,13 +59,9 @@ class _RateLimitedPublicView(PublicAPIView):
     def ip_limit(self) -> tuple[int, int]:
         return conf.public_auth_ip_limit()
 
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
+    def get_rate_limits(self, method: str) -> list[RateLimit]:
         count, window = self.ip_limit()
-        self._rate_state = ratelimit.enforce(
-            [RateLimit(self.limit_name, count, window, per="ip")],
-            {"ip": client_ip(request) or "unknown"},
-        )
+        return [RateLimit(self.limit_name, count, window, per="ip")]
 
 
 class ForgotPasswordView(_RateLimitedPublicView):

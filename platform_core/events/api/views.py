@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 
-from django.core import signing
 from django.core.exceptions import RequestDataTooBig
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -17,8 +16,9 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from platform_core.api.pagination import (
-    CURSOR_MAX_AGE_SECONDS,
-    _filters_fingerprint,
+    cursor_page_response,
+    decode_cursor,
+    encode_cursor,
     parse_limit,
 )
 from platform_core.api.views import PlatformAPIView
@@ -31,7 +31,6 @@ from . import serializers as s
 
 logger = logging.getLogger("platform_core.events")
 
-_CURSOR_SALT = "events.feed.cursor.v1"
 SINK_ROLES = {"owner", "admin", "developer"}
 
 
@@ -43,26 +42,6 @@ def parse_types(request) -> frozenset[str]:
         for part in value.split(",")
         if part.strip()
     )
-
-
-def _decode_cursor(request, token: str) -> int:
-    try:
-        payload = signing.loads(token, salt=_CURSOR_SALT, max_age=CURSOR_MAX_AGE_SECONDS)
-    except signing.SignatureExpired:
-        raise APIError("INVALID_CURSOR", "The cursor has expired; start again.") from None
-    except (signing.BadSignature, ValueError, TypeError):
-        raise APIError("INVALID_CURSOR") from None
-    if (
-        not isinstance(payload, dict)
-        or payload.get("f") != _filters_fingerprint(request)
-        or not isinstance(payload.get("p"), int)
-    ):
-        raise APIError("INVALID_CURSOR", "The cursor does not belong to these filters.")
-    return payload["p"]
-
-
-def _encode_cursor(request, position: int) -> str:
-    return signing.dumps({"p": position, "f": _filters_fingerprint(request)}, salt=_CURSOR_SALT)
 
 
 class EventListView(PlatformAPIView):
@@ -89,7 +68,9 @@ class EventListView(PlatformAPIView):
         limit = parse_limit(request, default=25, maximum=200)
         types = parse_types(request)
         token = request.query_params.get("cursor")
-        before = _decode_cursor(request, token) if token else None
+        before = decode_cursor(request, token, size=1)[0] if token else None
+        if before is not None and not isinstance(before, int):
+            raise APIError("INVALID_CURSOR", "The cursor does not belong to this list.")
         feed = get_feed()
         org_id = self.organization.pk
         total = None
@@ -100,15 +81,12 @@ class EventListView(PlatformAPIView):
         except FeedUnavailable as exc:
             logger.warning("event feed unavailable, answering an empty page: %s", exc)
             entries, has_more = [], False
-        pagination = {
-            "cursor": _encode_cursor(request, entries[-1].position) if has_more else None,
-            "has_more": has_more,
-        }
-        if total is not None:
-            pagination["total"] = total
-        response = Response([entry.envelope for entry in entries])
-        response.envelope_meta = {"pagination": pagination}
-        return response
+        return cursor_page_response(
+            [entry.envelope for entry in entries],
+            cursor=encode_cursor(request, [entries[-1].position]) if has_more else None,
+            has_more=has_more,
+            total=total,
+        )
 
 
 class EventDetailView(PlatformAPIView):

@@ -24,15 +24,6 @@ class LoginView(PublicAPIView):
     rate_limits = {"POST": [RateLimit("login", 20, 60, per="ip")]}
     idempotent_posts = False
 
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
-        # Public view: no principal, so apply the per-IP limit here.
-        from platform_core.api import ratelimit
-
-        self._rate_state = ratelimit.enforce(
-            self.rate_limits["POST"], {"ip": client_ip(request) or "unknown"}
-        )
-
     @extend_schema(request=s.LoginSerializer, responses=s.LoginResultSerializer, auth=[])
     def post(self, request):
         body = s.LoginSerializer(data=request.data)

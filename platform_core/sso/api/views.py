@@ -8,7 +8,6 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from platform_core.api import ratelimit
 from platform_core.api.authentication import client_ip
 from platform_core.api.ratelimit import RateLimit
 from platform_core.api.views import PlatformAPIView, PublicAPIView
@@ -129,12 +128,6 @@ class SsoExchangeView(PublicAPIView):
 
     rate_limits = {"POST": [RateLimit("sso_exchange", 30, 60, per="ip")]}
     idempotent_posts = False
-
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
-        self._rate_state = ratelimit.enforce(
-            self.rate_limits["POST"], {"ip": client_ip(request) or "unknown"}
-        )
 
     @extend_schema(
         request=s.SsoExchangeSerializer,
