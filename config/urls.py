@@ -10,6 +10,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from messaging.api.links import ShortLinkRedirectView
 from platform_core import docs_views
 from platform_core.api import django_handlers
+from platform_core.api.routing import indexed_include
 from platform_core.health import HealthView, ReadyView
 
 api_v1 = [
@@ -35,7 +36,7 @@ urlpatterns = [
     # The schema before the API include (its path is under api/v1/); the API itself comes
     # next because it takes nearly every request and resolution walks the list in order.
     path("api/v1/schema", SpectacularAPIView.as_view(), name="schema"),
-    path("api/v1/", include(api_v1)),
+    indexed_include("api/v1/", api_v1),  # resolved by first segment (api/routing.py)
     path("health", HealthView.as_view(), name="health"),
     path("ready", ReadyView.as_view(), name="ready"),
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

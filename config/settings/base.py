@@ -125,9 +125,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
     # No per-request `SELECT 1`: a broken pooled connection fails one request and is replaced.
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("DB_CONN_HEALTH_CHECKS", default=False)
-    # Server-side parameter binding lets psycopg prepare statements a connection repeats.
+    # Server-side parameter binding, and statements a connection repeats prepared after
+    # DB_PREPARE_THRESHOLD runs (PostgreSQL then skips parsing and planning them). Behind a
+    # transaction-pooling PgBouncer set DB_PREPARE_THRESHOLD=0 (no prepared statements).
     if env.bool("DB_SERVER_SIDE_BINDING", default=True):
         DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
+    _prepare_threshold = env.int("DB_PREPARE_THRESHOLD", default=5)
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
+        _prepare_threshold or None)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")

@@ -83,6 +83,33 @@ def _hit_many(keys: list[tuple[str, int]]) -> list[int]:
     return counts
 
 
+@dataclass
+class _Lease:
+    """Tokens of one standard bucket window that this process took from Redis in one go."""
+
+    base: int  # the bucket's shared count before this lease
+    granted: int
+    tokens: int  # granted and not used yet
+    size: int  # what was asked for (the next lease doubles it while requests keep coming)
+    taken_at: float
+
+
+# Standard buckets are counted in leases: a process takes several tokens with one INCRBY
+# and spends them locally, so a steady stream of requests costs one Redis round trip per
+# lease instead of one per request. A lease starts at one token and doubles (up to
+# `_lease_cap`) only while its bucket is refilled within a second; a limit is never
+# exceeded (a process only spends what Redis granted it), and with one process the counts
+# and X-RateLimit-Remaining are exact. What a process leased but did not use within the
+# window is lost for that window: at most `_lease_cap` requests per process.
+_leases: dict[str, _Lease] = {}
+_LEASES_MAX = 4096
+_LEASE_FAST_SECONDS = 1.0
+
+
+def _lease_cap(limit: int) -> int:
+    return max(1, min(256, limit // 64))
+
+
 class StandardCounter:
     """The standard bucket of one request, counted in the same cache round trip that reads
     the credential's snapshot (see `read_and_count`), then checked by the base view."""
@@ -98,28 +125,64 @@ class StandardCounter:
     def key(self, identity: str) -> str:
         return f"{self.limit.name}:{identity}:{self.window}"
 
+    def take_leased(self, identity: str) -> bool:
+        """Count this request against a token this process already holds, if any."""
+        lease = _leases.get(self.key(identity))
+        if lease is None or lease.tokens <= 0:
+            return False
+        lease.tokens -= 1
+        self.count = lease.base + lease.granted - lease.tokens
+        return True
+
+    def lease_size(self, identity: str) -> int:
+        cap = _lease_cap(self.limit.limit)
+        lease = _leases.get(self.key(identity))
+        if cap == 1 or lease is None or time.monotonic() - lease.taken_at > _LEASE_FAST_SECONDS:
+            return 1
+        return min(lease.size * 2, cap)
+
+    def leased(self, identity: str, size: int, total: int) -> None:
+        """Redis answered `total` to INCRBY `size`: keep what was granted, count one."""
+        base = total - size
+        granted = max(0, min(size, self.limit.limit - base))
+        key = self.key(identity)
+        if granted == 0:
+            _leases.pop(key, None)
+            self.count = base + 1  # over the limit: refused by check()
+            return
+        if len(_leases) >= _LEASES_MAX:
+            _leases.clear()
+        _leases[key] = _Lease(base, granted, granted - 1, size, time.monotonic())
+        self.count = base + 1
+
     def check(self) -> RateState:
         assert self.count is not None
         return _check(self.limit, self.count, self.reset_at)
 
 
-def read_and_count(cache_key: str, counter: StandardCounter | None, identity: str):
-    """Read a cached value and, when given, count the standard bucket: one round trip."""
+def read_and_count(cache_key: str | None, counter: StandardCounter | None, identity: str):
+    """Read a cached value (unless `cache_key` is None) and, when given, count the standard
+    bucket (from this process's lease when it holds a token): at most one round trip."""
+    if counter is not None and counter.take_leased(identity):
+        counter = None
     if counter is None:
-        return cache.get(cache_key)
+        return None if cache_key is None else cache.get(cache_key)
     ttl = counter.limit.window_seconds + 1
+    size = counter.lease_size(identity)
     if _uses_redis():
         client = get_redis_connection("default")
         full = cache.make_key(f"rl:{counter.key(identity)}")
         pipe = client.pipeline(transaction=False)
-        pipe.get(cache.make_key(cache_key))
-        pipe.incr(full)
+        if cache_key is not None:
+            pipe.get(cache.make_key(cache_key))
+        pipe.incrby(full, size)
         pipe.expire(full, ttl, nx=True)
-        raw, count, _ = pipe.execute()
-        counter.count = int(count)
+        results = pipe.execute()
+        counter.leased(identity, size, int(results[-2]))
+        raw = results[0] if cache_key is not None else None
         return None if raw is None else cache.client.decode(raw)
-    counter.count = _hit_many([(counter.key(identity), ttl)])[0]
-    return cache.get(cache_key)
+    counter.leased(identity, 1, _hit_many([(counter.key(identity), ttl)])[0])
+    return None if cache_key is None else cache.get(cache_key)
 
 
 def _check(limit: RateLimit, count: int, reset_at: int) -> RateState:

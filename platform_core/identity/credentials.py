@@ -1,9 +1,11 @@
 """Verifying credentials into principals, with an authentication cache.
 
-Each request costs one cache read in the steady state: the snapshot of the API key or
-session (with its organization) is cached by digest or session id. Every change that can
-refuse a credential (revocation, deactivation, role or organization change) deletes the
-snapshot through `forget_*`, so a revoked key fails on the very next request.
+The snapshot of an API key or session (with its organization) is cached by digest or
+session id in two levels: in the process (`local_snapshots`, invalidated over pub/sub) and
+in the shared cache. In the steady state a request reads neither the database nor Redis.
+Every change that can refuse a credential (revocation, deactivation, role or organization
+change) goes through `forget_*`, which deletes the shared entry and tells every process to
+drop its copy, so a revoked key fails on the very next request.
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ import jwt
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
+from django.db.models.base import ModelState
 from django.utils import timezone
 
 from platform_core.api.ratelimit import StandardCounter, read_and_count
 from platform_core.errors import APIError
 from platform_core.tenancy.models import Membership, Organization
 
+from . import local_snapshots
 from .models import APIKey, KeyMode, KeyType, UserSession
 from .principal import Principal, role_for_key
 
@@ -40,16 +44,7 @@ _MISSING = "missing"
 _LAST_USED_EVERY = 60.0
 _last_used_written: dict[str, float] = {}
 
-_ORG_FIELDS = (
-    "id",
-    "name",
-    "slug",
-    "sandbox",
-    "timezone",
-    "currency",
-    "default_country",
-    "is_active",
-)
+_ORG_FIELDS = tuple(f.attname for f in Organization._meta.concrete_fields)
 
 
 def digest(raw: str) -> str:
@@ -66,7 +61,11 @@ def _org_snapshot(org: Organization) -> dict[str, Any]:
 
 
 def _org_from_snapshot(data: dict[str, Any]) -> Organization:
-    org = Organization(**data)
+    """A fresh instance per request, built like `Model.from_db` without `__init__`'s
+    per-field work (a field missing from an older snapshot is simply deferred)."""
+    org = Organization.__new__(Organization)
+    org.__dict__.update(data)
+    org._state = ModelState()
     org._state.adding = False
     org._state.db = "default"
     return org
@@ -78,6 +77,23 @@ def _key_cache_key(key_digest: str) -> str:
 
 def _session_cache_key(session_id: str) -> str:
     return f"auth:ses:{session_id}"
+
+
+def _snapshot(cache_key: str, counter: StandardCounter | None, identity: str, load):
+    """The cached snapshot (process copy, then shared cache, then `load()`), counting the
+    standard rate bucket on the way (see `ratelimit.read_and_count`)."""
+    local = local_snapshots.get(cache_key)
+    if local is not None:
+        read_and_count(None, counter, identity)
+        return local
+    seen = local_snapshots.generation()
+    snapshot = read_and_count(cache_key, counter, identity)
+    if snapshot is None:
+        snapshot = load()
+        cache.set(cache_key, snapshot, 30 if snapshot == _MISSING else _SNAPSHOT_TTL)
+    if snapshot != _MISSING:
+        local_snapshots.put(cache_key, snapshot, seen)
+    return snapshot
 
 
 # --- API keys ----------------------------------------------------------------------------
@@ -137,10 +153,8 @@ def principal_for_api_key(
         raise APIError("INVALID_API_KEY")
     key_digest = digest(raw)
     cache_key = _key_cache_key(key_digest)
-    snapshot = read_and_count(cache_key, counter, f"k:{key_digest[:32]}")
-    if snapshot is None:
-        snapshot = _load_key_snapshot(key_digest)
-        cache.set(cache_key, snapshot, 30 if snapshot == _MISSING else _SNAPSHOT_TTL)
+    snapshot = _snapshot(cache_key, counter, f"k:{key_digest[:32]}",
+                         lambda: _load_key_snapshot(key_digest))
     if snapshot == _MISSING:
         raise APIError("INVALID_API_KEY")
     org = snapshot["org"]
@@ -167,8 +181,13 @@ def _drop(cache_keys: list[str]) -> None:
     racing the transaction could otherwise re-cache the old state it still reads."""
     if not cache_keys:
         return
-    cache.delete_many(cache_keys)
-    transaction.on_commit(lambda: cache.delete_many(cache_keys))
+
+    def drop() -> None:
+        cache.delete_many(cache_keys)
+        local_snapshots.invalidate(cache_keys)
+
+    drop()
+    transaction.on_commit(drop)
 
 
 def forget_api_key(key_hash: str) -> None:
@@ -241,10 +260,8 @@ def principal_for_session_token(token: str, *, counter: StandardCounter | None =
     if claims.get("typ") != "session":
         raise APIError("UNAUTHORIZED", "The session token is not valid.")
     cache_key = _session_cache_key(claims["sid"])
-    snapshot = read_and_count(cache_key, counter, f"s:{claims['sid']}")
-    if snapshot is None:
-        snapshot = _load_session_snapshot(claims["sid"])
-        cache.set(cache_key, snapshot, _SNAPSHOT_TTL)
+    snapshot = _snapshot(cache_key, counter, f"s:{claims['sid']}",
+                         lambda: _load_session_snapshot(claims["sid"]))
     if snapshot == _MISSING or snapshot["expires_at"] < time.time():
         raise APIError("EXPIRED_TOKEN")
     if snapshot["user_id"] != claims["sub"] or not snapshot["org"]["is_active"]:
