@@ -170,6 +170,10 @@ class Message(TenantModel):
     # Claimed by the send task (under the row lock) before the provider is called: a
     # duplicate task message finds it set and sends nothing (at most once to the provider).
     dispatched_at = models.DateTimeField(null=True, blank=True)
+    # When its acceptance event (`message.queued` / `message.scheduled`) was emitted. A send
+    # through the API leaves it unset for the batch dispatcher (messaging/dispatcher.py);
+    # every other way of creating a message announces it at once.
+    announced_at = models.DateTimeField(null=True, blank=True, default=timezone.now)
     sent_at = models.DateTimeField(null=True, blank=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
     failed_at = models.DateTimeField(null=True, blank=True)
@@ -202,6 +206,9 @@ class Message(TenantModel):
             # receipt a killed worker lost, as a carrier retries its status webhook).
             models.Index(fields=["sent_at"], name="messaging_msg_sandbox_sent",
                          condition=models.Q(status="sent", provider="sandbox")),
+            # The dispatcher's outbox: accepted messages not announced yet.
+            models.Index(fields=["id"], name="messaging_msg_unannounced",
+                         condition=models.Q(announced_at__isnull=True)),
         ]
         constraints = [
             # One message per recipient of a broadcast, whatever a crashed worker retries.

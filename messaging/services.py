@@ -58,7 +58,7 @@ from platform_core.events.bus import emit
 from platform_core.identity.principal import Principal
 from platform_core.webhooks.payloads import message_event_data
 
-from . import validation
+from . import dispatcher, validation
 from .models import (
     FAILURE_STATUSES,
     STATUS_RANK,
@@ -125,11 +125,19 @@ def message_event(message: Message, status: str | None = None, *,
     return event_type, data
 
 
-def _emit_status(message: Message, *, extra: dict[str, Any] | None = None) -> None:
-    event_type, data = message_event(message, extra=extra)
+def _emit_status(message: Message, *, status: str | None = None,
+                 extra: dict[str, Any] | None = None) -> None:
+    event_type, data = message_event(message, status, extra=extra)
     event = emit(organization=message.organization, type=event_type, data=data)
     if message.status_callback:
         _callback_after_commit(message.organization_id, event.pk, message.status_callback)
+
+
+def announce(message: Message) -> None:
+    """Emit the acceptance event of a message accepted but not announced yet (see
+    messaging/dispatcher.py); the caller records `announced_at`."""
+    initial = MessageStatus.SCHEDULED if message.send_at else MessageStatus.QUEUED
+    _emit_status(message, status=initial)
 
 
 def _callback_after_commit(organization_id: str, event_id: str, url: str) -> None:
@@ -315,12 +323,16 @@ def shorten_body_links(*, organization, body: str, message_id: str,
 def _contact_id_for(organization, channel: str, recipient: str) -> str | None:
     from contacts.models import Contact
 
-    lookup = {"email": recipient} if channel == Channel.EMAIL else {"phone": recipient}
-    return (Contact.objects.for_organization(organization).filter(**lookup)
-            .values_list("pk", flat=True).first())
+    # Unique per organization among non-empty values: the `<> ''` lets the planner use the
+    # partial unique index even in a prepared (generic) plan.
+    field = "email" if channel == Channel.EMAIL else "phone"
+    rows = (Contact.objects.for_organization(organization).filter(**{field: recipient})
+            .exclude(**{field: ""}).order_by().values_list("pk", flat=True)[:1])
+    return next(iter(rows), None)
 
 
-def _enqueue_send(message_id: str) -> None:
+def queue_send(message_id: str) -> None:
+    """Queue the send task of `message_id` once the current transaction commits."""
     def enqueue() -> None:
         from .tasks import send_message
 
@@ -455,17 +467,19 @@ def message_send(
                                      ("sent_by", principal.actor_id if principal else None))
                   if v},
     )
-    with transaction.atomic():
-        if shorten_links and body:
+    # The message is its own outbox row: the dispatcher announces and sends it.
+    message.announced_at = None
+    if shorten_links and body:
+        with transaction.atomic():
             message.body, links = shorten_body_links(
                 organization=organization, body=body, message_id=message.pk,
                 contact_id=message.contact_id, campaign_id=campaign_id)
             if links:
                 message.metadata = {**message.metadata, "short_link_ids": links}
-        message.save(force_insert=True)
-        _emit_status(message)
-        if when is None:
-            _enqueue_send(message.pk)
+            message.save(force_insert=True)
+    else:
+        message.save(force_insert=True)  # one statement: no transaction needed
+    transaction.on_commit(dispatcher.kick)
     return message
 
 
@@ -509,9 +523,13 @@ def _transition(current: Message, status: str, *, error_code: str | None = None,
     A broadcast's message also moves its recipient and the broadcast's counters, in this
     same transaction (`broadcasts.services.on_message_transition`)."""
     now = timezone.now()
+    changed = ["status", "updated_at", "error_code", "error_message"]
+    if current.announced_at is None:  # ahead of the dispatcher: acceptance comes first
+        announce(current)
+        current.announced_at = now
+        changed.append("announced_at")
     previous = current.status
     current.status = status
-    changed = ["status", "updated_at", "error_code", "error_message"]
     if status in FAILURE_STATUSES:
         current.error_code = str(error_code)[:64] if error_code not in (None, "") else None
         current.error_message = (str(error_message)[:1000]
@@ -689,11 +707,12 @@ def sandbox_receipt_grace_seconds() -> float:
 
 
 def messages_dispatch_due(*, batch: int = 200) -> dict[str, int]:
-    """Send due scheduled messages, re-queue stale undispatched ones, fire due fallbacks,
-    end interrupted provider calls and re-send the sandbox receipts a dead worker lost."""
+    """Announce accepted messages (a lost kick), send due scheduled messages, re-queue stale
+    undispatched ones, fire due fallbacks, end interrupted provider calls and re-send the
+    sandbox receipts a dead worker lost."""
     now = timezone.now()
-    counts = {"scheduled": 0, "requeued": 0, "fallbacks": 0, "interrupted": 0,
-              "sandbox_receipts": 0}
+    counts = {"announced": dispatcher.dispatch_accepted(), "scheduled": 0, "requeued": 0,
+              "fallbacks": 0, "interrupted": 0, "sandbox_receipts": 0}
     while True:
         with transaction.atomic():
             due = list(
@@ -704,7 +723,7 @@ def messages_dispatch_due(*, batch: int = 200) -> dict[str, int]:
             )
             for message in due:
                 _transition(message, MessageStatus.QUEUED)
-                _enqueue_send(message.pk)
+                queue_send(message.pk)
         counts["scheduled"] += len(due)
         if len(due) < batch:
             break
@@ -901,7 +920,7 @@ def _fallback_child(parent: Message) -> Message:
         created_at=timezone.now(),
     )
     _emit_status(child)
-    _enqueue_send(child.pk)
+    queue_send(child.pk)
     return child
 
 

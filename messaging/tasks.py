@@ -3,6 +3,8 @@
 - `messaging.send_message`: send one queued message (retried on transient provider errors).
 - `messaging.sandbox_delivery_receipt`: the sandbox double's simulated carrier receipt.
 - `messaging.deliver_callback`: one status callback / inbound webhook POST, retried.
+- `messaging.dispatch_accepted`: the batch dispatcher of accepted sends (kicked after each
+  API send, see dispatcher.py).
 - `messaging.dispatch_due` (beat, config/beat.py): due scheduled sends, stale queued
   messages, due no-receipt fallbacks.
 """
@@ -15,7 +17,7 @@ from celery import shared_task
 
 from platform_core.tenancy.context import tenant_context
 
-from . import callbacks, services
+from . import callbacks, dispatcher, services
 from .models import Message, MessageStatus
 
 logger = logging.getLogger("messaging")
@@ -63,6 +65,12 @@ def deliver_callback(organization_id: str, event_id: str, url: str, attempt: int
         deliver_callback.apply_async((organization_id, event_id, url, attempt + 1),
                                      countdown=schedule[attempt])
         return None
+
+
+@shared_task(name="messaging.dispatch_accepted", ignore_result=True)
+def dispatch_accepted() -> int:
+    """Announce accepted messages and queue their sends (messaging/dispatcher.py)."""
+    return dispatcher.dispatch_accepted()
 
 
 @shared_task(name="messaging.dispatch_due", ignore_result=True)

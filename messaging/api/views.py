@@ -10,7 +10,7 @@ from rest_framework.response import Response
 
 from messaging import selectors, services
 from messaging.models import Message, MessagingService
-from platform_core.api.serialization import represent
+from platform_core.api.serialization import represent, validated_input
 from platform_core.api.views import PlatformAPIView, TenantViewSet
 from platform_core.errors import validation_error
 
@@ -57,9 +57,7 @@ _LIST_FILTERS = [
 
 
 def _send(view, request, *, channel: str | None = None) -> Response:
-    body = s.MessageSendSerializer(data=request.data)
-    body.is_valid(raise_exception=True)
-    kwargs = body.to_service_kwargs()
+    kwargs = validated_input(s.MessageSendSerializer, request.data).to_service_kwargs()
     if channel is not None:
         given = kwargs.get("channel")
         allowed = {channel, "mms"} if channel == "sms" else {channel}

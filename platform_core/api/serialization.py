@@ -129,3 +129,29 @@ class OutputOnly:
     def data(self) -> Any:
         serializer_class, instance, many, context = self._args
         return represent(serializer_class, instance, many=many, context=context)
+
+
+def validated_input(
+    serializer_class: type[serializers.Serializer],
+    data: Any,
+    *,
+    context: dict[str, Any] | None = None,
+) -> serializers.Serializer:
+    """`serializer_class(data=data)` validated (raising DRF's ValidationError), through one
+    serializer per class and thread: building the fields again for every request costs
+    several times the validation itself. Use the result before validating the same class
+    again in this thread. Only for serializers whose fields keep no state of a request
+    (plain input shapes: no `create()`/`save()`, no per-instance field changes)."""
+    inputs = getattr(_local, "inputs", None)
+    if inputs is None:
+        inputs = _local.inputs = {}
+    serializer = inputs.get(serializer_class)
+    if serializer is None:
+        serializer = inputs[serializer_class] = serializer_class()
+        serializer.fields  # noqa: B018 (build and bind the fields once)
+    for attribute in ("_validated_data", "_errors", "_data"):
+        serializer.__dict__.pop(attribute, None)
+    serializer.initial_data = data
+    serializer._context = context or {}
+    serializer.is_valid(raise_exception=True)
+    return serializer
