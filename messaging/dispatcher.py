@@ -40,7 +40,7 @@ logger = logging.getLogger("messaging")
 PENDING_FLAG = "messaging:dispatch:pending"
 FLAG_TTL_SECONDS = 60  # a dispatcher lost before it ran is re-queued after this at worst
 BATCH = 500
-COALESCE_SECONDS = 0.005  # at most one flag check per process per 5 ms
+COALESCE_SECONDS = 0.02  # at most one flag check per process per 20 ms (added latency)
 
 _kicker_lock = threading.Lock()
 _kicker: _Kicker | None = None
