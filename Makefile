@@ -24,6 +24,7 @@ run: migrate
 
 # The whole suite on PostgreSQL and Redis (override DATABASE_URL / REDIS_URL to move them).
 test: install
+	bash .ci/system-deps.sh
 	$(BIN)/python -m pytest --ds=config.settings.test -n 2 --dist loadfile
 
 lint: install
