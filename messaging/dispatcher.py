@@ -31,6 +31,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
+from platform_core.shared_cache import is_shared
 from platform_core.tenancy.context import tenant_context
 
 from .models import Message, MessageStatus
@@ -46,20 +47,16 @@ _kicker_lock = threading.Lock()
 _kicker: _Kicker | None = None
 
 
-def _shared_flag() -> bool:
-    return "django_redis" in settings.CACHES["default"]["BACKEND"]
-
-
 def _queue_dispatcher() -> None:
     from .tasks import dispatch_accepted as task
 
-    if _shared_flag() and not cache.add(PENDING_FLAG, 1, timeout=FLAG_TTL_SECONDS):
+    if is_shared() and not cache.add(PENDING_FLAG, 1, timeout=FLAG_TTL_SECONDS):
         return  # queued or running: it claims after deleting the flag, so it sees ours
     try:
         task.delay()
     except Exception:
         logger.exception("could not queue the message dispatcher; the sweep will run it")
-        if _shared_flag():
+        if is_shared():
             cache.delete(PENDING_FLAG)
 
 
@@ -105,7 +102,7 @@ def dispatch_accepted(*, batch: int = BATCH) -> int:
 
     total = 0
     while True:
-        if _shared_flag():
+        if is_shared():
             cache.delete(PENDING_FLAG)  # before the claim: a later kick queues a new run
         with transaction.atomic():
             claimed = list(

@@ -414,12 +414,7 @@ def message_send(
     if subject and channel != Channel.EMAIL:
         raise validation_error("subject", "subject is for email only.")
     # 3. Messaging service and options.
-    service = None
-    if messaging_service_id:
-        service = MessagingService.objects.for_organization(organization).filter(
-            pk=messaging_service_id).first()
-        if service is None:
-            raise validation_error("messaging_service_id", "No such messaging service.")
+    service = validation.messaging_service(organization, messaging_service_id)
     callback = validation.check_callback_url(status_callback) or (
         service.status_callback if service is not None else None)
     when = validation.parse_send_at(send_at)
@@ -710,9 +705,10 @@ def messages_dispatch_due(*, batch: int = 200) -> dict[str, int]:
     """Announce accepted messages (a lost kick), send due scheduled messages, re-queue stale
     undispatched ones, fire due fallbacks, end interrupted provider calls and re-send the
     sandbox receipts a dead worker lost."""
+    announced = dispatcher.dispatch_accepted()
     now = timezone.now()
-    counts = {"announced": dispatcher.dispatch_accepted(), "scheduled": 0, "requeued": 0,
-              "fallbacks": 0, "interrupted": 0, "sandbox_receipts": 0}
+    counts = {"announced": announced, "scheduled": 0, "requeued": 0, "fallbacks": 0,
+              "interrupted": 0, "sandbox_receipts": 0}
     while True:
         with transaction.atomic():
             due = list(

@@ -206,6 +206,20 @@ def _file_url(organization, file_id: str) -> str:
     return signed_url(stored, ttl_ms=MAX_TTL_MS).url
 
 
+def messaging_service(organization, service_id: str | None):
+    """The organization's messaging service named by `messaging_service_id`, or None when
+    none is named; an unknown id is a validation error on that field."""
+    from .models import MessagingService
+
+    if not service_id:
+        return None
+    service = MessagingService.objects.for_organization(organization).filter(
+        pk=service_id).first()
+    if service is None:
+        raise validation_error("messaging_service_id", "No such messaging service.")
+    return service
+
+
 def check_callback_url(url: str | None, *, field: str = "status_callback") -> str | None:
     """Shape and literal-address check now; the full SSRF check (DNS) runs at delivery."""
     if not url:

@@ -11,11 +11,11 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status
 from rest_framework.decorators import action
-from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.response import Response
 
 from contacts import exports, selectors, services
 from contacts.models import Contact, ContactList, ExportJob, ListMembership
+from platform_core.api.negotiation import DownloadNegotiation
 from platform_core.api.pagination import KeysetCursorPagination
 from platform_core.api.views import PlatformAPIView, TenantViewSet
 from platform_core.errors import APIError
@@ -240,17 +240,6 @@ class ListMemberViewSet(mixins.ListModelMixin, TenantViewSet):
 # --- Exports --------------------------------------------------------------------------------
 
 
-class _AnyAccept(BaseContentNegotiation):
-    """A download answers bytes whatever `Accept` says; errors still answer JSON."""
-
-    def select_parser(self, request, parsers):
-        for parser in parsers:
-            if parser.media_type.split(";")[0] == (request.content_type or "").split(";")[0]:
-                return parser
-        return parsers[0] if parsers else None
-
-    def select_renderer(self, request, renderers, format_suffix=None):
-        return renderers[0], renderers[0].media_type
 
 
 EXPORT_QUERY = [
@@ -268,7 +257,7 @@ class ContactExportView(PlatformAPIView):
     required_scopes = {"POST": READ}
     required_roles = {"POST": EXPORT_ROLES}
     idempotent_posts = False  # a download, not a creation
-    content_negotiation_class = _AnyAccept
+    content_negotiation_class = DownloadNegotiation
 
     @extend_schema(
         request=s.ExportFilterSerializer,

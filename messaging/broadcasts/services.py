@@ -222,12 +222,7 @@ def check_config(organization, *, channel: Any, template_name: Any = None, langu
     personalize.check(subject, field="subject")
     validation.check_body(channel, body)
     list_id, segment_id = _check_audience(organization, audience)
-    service = None
-    if messaging_service_id:
-        service = MessagingService.objects.for_organization(organization).filter(
-            pk=messaging_service_id).first()
-        if service is None:
-            raise validation_error("messaging_service_id", "No such messaging service.")
+    service = validation.messaging_service(organization, messaging_service_id)
     sender = ""
     if from_:
         sender = validation.normalize_sender(channel, from_,

@@ -17,10 +17,7 @@ import time
 from django.conf import settings
 from django.core.cache import cache
 
-try:
-    from django_redis import get_redis_connection
-except ImportError:  # pragma: no cover
-    get_redis_connection = None
+from platform_core.shared_cache import redis_client
 
 DEFAULT_RATE = 10.0
 
@@ -66,11 +63,6 @@ def capacity_for(rate: float) -> float:
     return max(1.0, rate * burst_seconds())
 
 
-def _uses_redis() -> bool:
-    return (get_redis_connection is not None
-            and "django_redis" in settings.CACHES["default"]["BACKEND"])
-
-
 def _key(organization_id: str, sender: str) -> str:
     return cache.make_key(f"sendrate:{organization_id}:{sender or '-'}")
 
@@ -83,8 +75,8 @@ def take(*, organization_id: str, sender: str, want: int, rate: float) -> tuple[
     rate = max(float(rate), 0.001)
     capacity = capacity_for(rate)
     key = _key(organization_id, sender)
-    if _uses_redis():
-        client = get_redis_connection("default")
+    client = redis_client()
+    if client is not None:
         granted, wait = client.eval(_SCRIPT, 1, key, repr(rate), repr(capacity), int(want))
         return int(granted), float(wait)
     with _local_lock:

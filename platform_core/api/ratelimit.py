@@ -18,11 +18,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from platform_core.errors import APIError
-
-try:  # django-redis gives a raw client so one round trip both counts and expires.
-    from django_redis import get_redis_connection
-except ImportError:  # pragma: no cover
-    get_redis_connection = None
+from platform_core.shared_cache import redis_client
 
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -55,16 +51,10 @@ def standard_limit(method: str) -> RateLimit:
     return RateLimit("write", settings.RATE_LIMIT_WRITE_PER_MINUTE)
 
 
-def _uses_redis() -> bool:
-    return (
-        get_redis_connection is not None and "django_redis" in settings.CACHES["default"]["BACKEND"]
-    )
-
-
 def _hit_many(keys: list[tuple[str, int]]) -> list[int]:
     """Increment each counter, giving it its window as expiry when new; one round trip."""
-    if _uses_redis():
-        client = get_redis_connection("default")
+    client = redis_client()  # one round trip that both counts and expires
+    if client is not None:
         pipe = client.pipeline(transaction=False)
         for key, ttl in keys:
             full = cache.make_key(f"rl:{key}")
@@ -169,8 +159,8 @@ def read_and_count(cache_key: str | None, counter: StandardCounter | None, ident
         return None if cache_key is None else cache.get(cache_key)
     ttl = counter.limit.window_seconds + 1
     size = counter.lease_size(identity)
-    if _uses_redis():
-        client = get_redis_connection("default")
+    client = redis_client()
+    if client is not None:
         full = cache.make_key(f"rl:{counter.key(identity)}")
         pipe = client.pipeline(transaction=False)
         if cache_key is not None:

@@ -26,8 +26,9 @@ import threading
 import time
 from typing import Any
 
-from django.conf import settings
 from django.core.cache import cache
+
+from platform_core.shared_cache import redis_client
 
 logger = logging.getLogger(__name__)
 
@@ -40,14 +41,6 @@ _generation = 0
 _subscribed = False
 _listener_pid: int | None = None
 _start_lock = threading.Lock()
-
-
-def _redis_client():
-    if "django_redis" not in settings.CACHES["default"]["BACKEND"]:
-        return None
-    from django_redis import get_redis_connection
-
-    return get_redis_connection("default")
 
 
 def _channel() -> str:
@@ -65,7 +58,7 @@ def _ensure_listener() -> None:
             return
         _reset(subscribed=False)
         _listener_pid = pid
-        if _redis_client() is None:
+        if redis_client() is None:
             return  # no shared pub/sub: the local copy stays off
         thread = threading.Thread(target=_listen, name="auth-invalidation", daemon=True)
         thread.start()
@@ -84,7 +77,7 @@ def _listen() -> None:
     while True:
         pubsub = None
         try:
-            pubsub = _redis_client().pubsub(ignore_subscribe_messages=False)
+            pubsub = redis_client().pubsub(ignore_subscribe_messages=False)
             pubsub.subscribe(_channel())
             for message in pubsub.listen():
                 if message["type"] == "subscribe":
@@ -141,6 +134,6 @@ def put(key: str, value: Any, seen_generation: int) -> None:
 def invalidate(keys: list[str]) -> None:
     """Drop `keys` here and tell every other process to drop them."""
     _drop_local(keys)
-    client = _redis_client()
+    client = redis_client()
     if client is not None and keys:
         client.publish(_channel(), "\n".join(keys))

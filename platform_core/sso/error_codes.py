@@ -53,6 +53,7 @@ _CODES = [
         "This change would grant a role above the highest role SCIM may assign in this "
         "organization.",
     ),
+    ("SCIM_NOT_IMPLEMENTED", 501, "This SCIM endpoint (/Bulk, /Me) is not supported."),
 ]
 
 for code, status, message in _CODES:

@@ -174,5 +174,7 @@ def test_fallback_events_carry_the_parent(tenant, send):
     root_id = send({"channel": "rcs", "to": RICH_FAIL, "body": "x",
                     "fallback": ["sms"]}).json()["data"]["id"]
     child = chain(tenant, root_id)[1]
-    for event in message_events(tenant, child.pk):
+    child_events = message_events(tenant, child.pk)
+    assert [e.type for e in child_events][:2] == ["message.queued", "message.sent"]
+    for event in child_events:
         assert event.data["parent_message_id"] == root_id

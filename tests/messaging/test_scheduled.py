@@ -90,9 +90,13 @@ def test_send_at_with_offset_and_naive_utc(send):
     with_offset = moment.astimezone(timezone.get_fixed_timezone(-300)).isoformat()
     response = send({"channel": "sms", "to": USER, "body": "x", "send_at": with_offset})
     assert response.status_code == 202, response.content
+    stored = datetime.fromisoformat(response.json()["data"]["send_at"].replace("Z", "+00:00"))
+    assert abs((stored - moment).total_seconds()) < 1  # the same instant, not the wall time
     naive = moment.astimezone(UTC).replace(tzinfo=None).isoformat()
     response = send({"channel": "sms", "to": USER, "body": "x", "send_at": naive})
     assert response.status_code == 202, response.content
+    stored = datetime.fromisoformat(response.json()["data"]["send_at"].replace("Z", "+00:00"))
+    assert abs((stored - moment).total_seconds()) < 1  # naive means UTC
 
 
 def test_cancel_while_scheduled(tenant, send, sweep, commit):

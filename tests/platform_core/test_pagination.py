@@ -125,9 +125,15 @@ def test_cursor_is_opaque_and_never_offset(tenant, django_assert_max_num_queries
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
+    first = {row["id"] for row in client.get("/api/v1/api-keys", {"limit": 5}).json()["data"]}
     with CaptureQueriesContext(connection) as ctx:
-        client.get("/api/v1/api-keys", {"limit": 5, "cursor": cursor})
+        response = client.get("/api/v1/api-keys", {"limit": 5, "cursor": cursor})
+    assert response.status_code == 200
+    second = {row["id"] for row in response.json()["data"]}
+    assert len(second) == 5
+    assert not second & first
     sql = " ".join(q["sql"] for q in ctx.captured_queries).upper()
+    assert "APIKEY" in sql  # the page really was read
     assert "OFFSET" not in sql
 
 

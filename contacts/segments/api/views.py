@@ -14,13 +14,13 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status
 from rest_framework.decorators import action
-from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.response import Response
 
 from contacts.segments import autopilot, selectors, services, suggest
 from contacts.segments import filters as segment_filters
 from contacts.segments.masking import can_reveal
 from contacts.segments.models import Segment
+from platform_core.api.negotiation import DownloadNegotiation
 from platform_core.api.pagination import KeysetCursorPagination
 from platform_core.api.ratelimit import RateLimit
 from platform_core.api.views import PlatformAPIView, TenantViewSet
@@ -35,17 +35,6 @@ WRITE = "contacts:write"
 EXPORT_LIMITS = [RateLimit("segment_export", 20, 60, per="organization")]
 
 
-class _AnyAccept(BaseContentNegotiation):
-    """CSV downloads answer whatever `Accept` says; errors still answer the JSON envelope."""
-
-    def select_parser(self, request, parsers):
-        for parser in parsers:
-            if request.content_type.startswith(parser.media_type.split(";")[0]):
-                return parser
-        return parsers[0] if parsers else None
-
-    def select_renderer(self, request, renderers, format_suffix=None):
-        return renderers[0], renderers[0].media_type
 
 
 def _filename(raw: str | None, default: str) -> str:
@@ -137,7 +126,7 @@ class SegmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantVie
 
     @extend_schema(responses=_CSV_RESPONSE)
     @action(detail=True, methods=["get"], url_path="export.csv",
-            content_negotiation_class=_AnyAccept)
+            content_negotiation_class=DownloadNegotiation)
     def export_csv(self, request, pk=None):
         segment = self.get_object()
         return csv_response(
@@ -213,7 +202,7 @@ class SegmentExportView(PlatformAPIView):
 
     required_scopes = {"POST": READ}
     idempotent_posts = False  # a query: nothing to replay, and the body streams
-    content_negotiation_class = _AnyAccept
+    content_negotiation_class = DownloadNegotiation
     rate_limits = {"POST": EXPORT_LIMITS}
 
     @extend_schema(request=s.ExportSerializer, responses=_CSV_RESPONSE)

@@ -9,9 +9,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status
 from rest_framework.decorators import action
-from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.response import Response
 
+from platform_core.api.negotiation import DownloadNegotiation
 from platform_core.api.views import PublicAPIView, TenantViewSet
 from platform_core.errors import APIError
 from platform_core.files import selectors, services, signed_urls
@@ -85,20 +85,12 @@ class FileViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantViewSe
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class _AnyAccept(BaseContentNegotiation):
-    """Downloads answer bytes whatever `Accept` says; errors still answer the JSON envelope."""
-
-    def select_parser(self, request, parsers):
-        return parsers[0] if parsers else None
-
-    def select_renderer(self, request, renderers, format_suffix=None):
-        return renderers[0], renderers[0].media_type
 
 
 class FileContentView(PublicAPIView):
     """The target of a platform-signed URL: the signature is the credential."""
 
-    content_negotiation_class = _AnyAccept
+    content_negotiation_class = DownloadNegotiation
 
     @extend_schema(
         auth=[],

@@ -82,6 +82,17 @@ class LoginSerializer(serializers.Serializer):
     organization = serializers.CharField(required=False, allow_blank=True)
 
 
+def session_result(session, token: str) -> dict:
+    """What a sign-in answers (login, SSO ticket exchange): the token and who it is for."""
+    return {
+        "token": token,
+        "expires_at": session.expires_at,
+        "session_id": session.pk,
+        "user": {"id": session.user.pk, "email": session.user.email, "name": session.user.name},
+        "organization": OrganizationSerializer(session.organization).data,
+    }
+
+
 class LoginResultSerializer(serializers.Serializer):
     token = serializers.CharField()
     expires_at = serializers.DateTimeField()

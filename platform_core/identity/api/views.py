@@ -35,14 +35,7 @@ class LoginView(PublicAPIView):
             ip=client_ip(request),
             user_agent=request.META.get("HTTP_USER_AGENT", ""),
         )
-        result = {
-            "token": token,
-            "expires_at": session.expires_at,
-            "session_id": session.pk,
-            "user": {"id": session.user.pk, "email": session.user.email, "name": session.user.name},
-            "organization": s.OrganizationSerializer(session.organization).data,
-        }
-        return Response(s.LoginResultSerializer(result).data)
+        return Response(s.LoginResultSerializer(s.session_result(session, token)).data)
 
 
 class LogoutView(PlatformAPIView):

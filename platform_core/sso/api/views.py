@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from platform_core.api.authentication import client_ip
 from platform_core.api.ratelimit import RateLimit
 from platform_core.api.views import PlatformAPIView, PublicAPIView
-from platform_core.identity.api.serializers import OrganizationSerializer
+from platform_core.identity.api.serializers import session_result
 
 from .. import saml, services
 from ..models import SamlConfig, ScimConfig
@@ -143,12 +143,5 @@ class SsoExchangeView(PublicAPIView):
             ip=client_ip(request),
             user_agent=request.META.get("HTTP_USER_AGENT", ""),
         )
-        result = {
-            "token": token,
-            "expires_at": session.expires_at,
-            "session_id": session.pk,
-            "user": {"id": session.user.pk, "email": session.user.email, "name": session.user.name},
-            "organization": OrganizationSerializer(session.organization).data,
-            "redirect": redirect,
-        }
+        result = {**session_result(session, token), "redirect": redirect}
         return Response(s.SsoExchangeResultSerializer(result).data)

@@ -166,7 +166,7 @@ def _route(ctx: _Context, rest: str) -> HttpResponse:
         return _root_search(ctx, _search_params(_body(ctx.request)))
     if head in ("Bulk", "Me") and len(parts) == 1:
         raise ScimError(
-            501, f"/{head} is not supported by this service provider.", code="NOT_IMPLEMENTED"
+            501, f"/{head} is not supported by this service provider.", code="SCIM_NOT_IMPLEMENTED"
         )
     raise not_found("No such SCIM endpoint.")
 

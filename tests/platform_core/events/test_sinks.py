@@ -201,8 +201,10 @@ def test_update_is_audited_and_emitted(tenant, django_capture_on_commit_callback
 
 
 def test_sinks_are_per_tenant(tenant, other_tenant):
-    tenant.client().patch(f"{BASE}/kafka", {"enabled": True, "partition_key_path": "id"},
-                          format="json")
+    mine = tenant.client().patch(f"{BASE}/kafka", {"enabled": True, "partition_key_path": "id"},
+                                 format="json")
+    assert mine.status_code == 200
+    assert mine.json()["data"]["enabled"] is True
     theirs = other_tenant.client().get(f"{BASE}/kafka").json()["data"]
     assert theirs["enabled"] is False
     assert theirs["partition_key_path"] == ""

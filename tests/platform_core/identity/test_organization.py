@@ -108,7 +108,8 @@ def test_admin_can_patch(tenant):
 
 
 def test_other_tenant_unaffected(tenant, other_tenant):
-    tenant.client().patch(URL, {"name": "Only mine"}, format="json")
+    assert tenant.client().patch(URL, {"name": "Only mine"}, format="json").status_code == 200
+    assert tenant.client().get(URL).json()["data"]["name"] == "Only mine"
     assert other_tenant.client().get(URL).json()["data"]["name"] != "Only mine"
 
 

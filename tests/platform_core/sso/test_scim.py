@@ -530,3 +530,13 @@ def test_discovery_and_unknown_routes(scim):
     _scim_error(scim.get("/Nope"), 404)
     _scim_error(scim.post("/Bulk", {}), 501)
     _scim_error(scim.delete("/Users"), 405)
+
+
+@pytest.mark.parametrize("path", ["/Bulk", "/Me"])
+def test_unsupported_endpoints_answer_501_with_a_registered_code(scim, path):
+    from platform_core.errors import all_codes
+
+    response = scim.post(path, {})
+    _scim_error(response, 501)
+    assert response["X-Error-Code"] == "SCIM_NOT_IMPLEMENTED"
+    assert "SCIM_NOT_IMPLEMENTED" in {entry.code for entry in all_codes()}
