@@ -18,9 +18,10 @@ migrate: install
 	$(BIN)/python manage.py migrate --noinput
 
 # Embedded default: SQLite, in-process cache, Celery worker and beat on a filesystem broker.
+# `-p 8000`: honcho otherwise gives the web process PORT=5000, not the printed curl's 8000.
 run: migrate
 	$(BIN)/python manage.py demo_setup
-	$(BIN)/honcho -f Procfile.dev start
+	$(BIN)/honcho -f Procfile.dev start -p 8000
 
 # The whole suite on PostgreSQL and Redis (override DATABASE_URL / REDIS_URL to move them).
 test: install
