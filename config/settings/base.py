@@ -121,6 +121,15 @@ TEMPLATES = [
 # --- Data stores -----------------------------------------------------------------------
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'platform.sqlite3'}")}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The embedded default has several writers (web, worker threads, beat): transactions take
+    # the write lock when they begin (no lock-upgrade deadlock answering "database is
+    # locked" at once), wait up to 20 s for it, and WAL lets readers run beside the writer.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 20,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    })
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
     # No per-request `SELECT 1`: a broken pooled connection fails one request and is replaced.
