@@ -8,8 +8,9 @@ provider account. Its messages and events are deleted before and after each scen
   against the harness's gunicorn. Each request posts `{"channel": "sms", "to": <a random
   valid +1 415 number>, "body": ...}` (wrk's Lua `request` hook), so no two sends share a
   recipient the way a real campaign's don't. A send answers 202 with the queued message
-  and, after its commit, queues the send task and the `message.queued` fan-out on the
-  Celery broker: the harness's gunicorn already uses the benchmark's own Redis database
+  (one INSERT, messaging/acceptance.py) and kicks the batch dispatcher, which queues at
+  most one `messaging.dispatch_accepted` task for the deployment on the Celery broker
+  (messaging/dispatcher.py): the harness's gunicorn already uses the benchmark's own Redis database
   (BENCH_BROKER_URL, default db 9) and no worker runs during this scenario, so the figure
   is the API's acceptance alone. The queued Celery keys are deleted afterwards (never
   FLUSHDB). Target: at least 40% of the floor's throughput.

@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from platform_core.crypto import EncryptedTextField
 from platform_core.ids import PublicIdField
-from platform_core.tenancy.models import TenantModel
+from platform_core.tenancy.models import Organization, TenantModel
 
 
 class Channel(models.TextChoices):
@@ -124,7 +124,13 @@ class MessagingService(TenantModel):
 
 
 class Message(TenantModel):
+    # The message table takes every accepted send: each index costs each INSERT. Columns
+    # are indexed through Meta.indexes only (no `db_index`: on PostgreSQL that adds a
+    # `varchar_pattern_ops` twin nothing here uses), optional ones partially (NULLs skipped).
     id = PublicIdField(prefix="msg")
+    # Served by `messaging_msg_org_id` (organization, id).
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+",
+                                     db_index=False)
     channel = models.CharField(max_length=16, choices=Channel.choices)
     direction = models.CharField(max_length=16, choices=Direction.choices,
                                  default=Direction.OUTBOUND)
@@ -145,11 +151,12 @@ class Message(TenantModel):
     error_code = models.CharField(max_length=64, null=True, blank=True)
     error_message = models.CharField(max_length=1000, null=True, blank=True)
     provider = models.CharField(max_length=64, blank=True, default="")
-    provider_message_id = models.CharField(max_length=255, null=True, blank=True, db_index=True)
+    provider_message_id = models.CharField(max_length=255, null=True, blank=True)
     messaging_service = models.ForeignKey(MessagingService, null=True, blank=True,
-                                          on_delete=models.SET_NULL, related_name="messages")
-    contact_id = models.CharField(max_length=40, null=True, blank=True, db_index=True)
-    conversation_id = models.CharField(max_length=40, null=True, blank=True, db_index=True)
+                                          on_delete=models.SET_NULL, related_name="messages",
+                                          db_index=False)
+    contact_id = models.CharField(max_length=40, null=True, blank=True)
+    conversation_id = models.CharField(max_length=40, null=True, blank=True)
     # The broadcast (`cmp_`) that sent this message; template analytics groups by it.
     campaign_id = models.CharField(max_length=40, null=True, blank=True)
     status_callback = models.URLField(max_length=2048, null=True, blank=True)
@@ -162,7 +169,7 @@ class Message(TenantModel):
     # Set once the fallback child was sent (under the row lock): never send twice.
     fallback_triggered_at = models.DateTimeField(null=True, blank=True)
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL,
-                               related_name="fallbacks")
+                               related_name="fallbacks", db_index=False)
     # Free-form details: provider raw payload of inbound messages, keyword handling.
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
@@ -188,7 +195,17 @@ class Message(TenantModel):
             models.Index(fields=["organization", "direction", "id"],
                          name="messaging_msg_org_direction"),
             models.Index(fields=["organization", "to", "id"], name="messaging_msg_org_to"),
+            models.Index(fields=["organization", "from_address", "id"],
+                         name="messaging_msg_org_from"),
             models.Index(fields=["organization", "created_at"], name="messaging_msg_org_created"),
+            # Filters, receipts (by provider id) and the SET NULL of deleted services/parents.
+            *[models.Index(fields=[field], name=f"messaging_msg_{short}",
+                           condition=models.Q(**{f"{field}__isnull": False}))
+              for field, short in (("contact_id", "contact"),
+                                   ("conversation_id", "conversation"),
+                                   ("messaging_service", "service"),
+                                   ("parent", "parent"),
+                                   ("provider_message_id", "provider_id"))],
             # The beat sweeps: due scheduled sends, due no-receipt fallbacks.
             models.Index(fields=["send_at"], name="messaging_msg_sched_due",
                          condition=models.Q(status="scheduled")),

@@ -48,8 +48,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from platform_core.audit.services import audit_record
@@ -58,7 +57,7 @@ from platform_core.events.bus import emit
 from platform_core.identity.principal import Principal
 from platform_core.webhooks.payloads import message_event_data
 
-from . import dispatcher, validation
+from . import acceptance, dispatcher, validation
 from .models import (
     FAILURE_STATUSES,
     STATUS_RANK,
@@ -162,20 +161,10 @@ def channel_family(channel: str) -> list[str]:
 
 def opt_out_for(*, organization, channel: str, recipient: str, sender: str | None,
                 messaging_service_id: str | None) -> OptOut | None:
-    """The opt-out blocking a send, if any. Opt-outs are per scope (the messaging service,
-    the sender address, or all senders), not per channel: a STOP sent to a number also stops
-    that number's WhatsApp and RCS messages; the row's `channel` records where it came from."""
-    scope = Q(sender=OptOut.ALL_SENDERS)
-    if sender:
-        scope |= Q(sender=sender)
-    if messaging_service_id:
-        scope |= Q(messaging_service_id=messaging_service_id)
-    return (
-        OptOut.objects.for_organization(organization)
-        .filter(recipient=recipient)
-        .filter(scope)
-        .first()
-    )
+    """The opt-out blocking a send, if any (see `acceptance.blocking_opt_outs`; `channel`
+    does not narrow it: the row's `channel` only records where the STOP came from)."""
+    return acceptance.blocking_opt_outs(organization.pk, recipient, sender=sender,
+                                        messaging_service_id=messaging_service_id).first()
 
 
 def _opted_out_error(opt_out: OptOut, recipient: str) -> APIError:
@@ -321,14 +310,7 @@ def shorten_body_links(*, organization, body: str, message_id: str,
 
 
 def _contact_id_for(organization, channel: str, recipient: str) -> str | None:
-    from contacts.models import Contact
-
-    # Unique per organization among non-empty values: the `<> ''` lets the planner use the
-    # partial unique index even in a prepared (generic) plan.
-    field = "email" if channel == Channel.EMAIL else "phone"
-    rows = (Contact.objects.for_organization(organization).filter(**{field: recipient})
-            .exclude(**{field: ""}).order_by().values_list("pk", flat=True)[:1])
-    return next(iter(rows), None)
+    return acceptance.contact_id_for(organization.pk, channel, recipient)
 
 
 def queue_send(message_id: str) -> None:
@@ -425,11 +407,6 @@ def message_send(
         registry.provider_for(organization, item)
     sender = _resolve_sender(organization=organization, channel=channel, explicit=from_,
                              service=service, recipient=to, account=account)
-    # 5. Opt-outs.
-    opted = opt_out_for(organization=organization, channel=channel, recipient=to,
-                        sender=sender, messaging_service_id=service.pk if service else None)
-    if opted is not None:
-        raise _opted_out_error(opted, to)
     template_meta: dict[str, Any] = {}
     if template_name:
         rendered = _render_template(organization=organization, channel=channel,
@@ -454,7 +431,7 @@ def message_send(
         template_name=template_name, language=language, variables=variables or {},
         status=MessageStatus.SCHEDULED if when else MessageStatus.QUEUED,
         provider=provider.name, messaging_service=service,
-        contact_id=contact_id or _contact_id_for(organization, channel, to),
+        contact_id=contact_id or None,  # else the organization's contact with `to`
         conversation_id=conversation_id, campaign_id=campaign_id, status_callback=callback,
         shorten_links=bool(shorten_links), send_at=when, fallback=chain,
         fallback_after_seconds=after, created_at=timezone.now(),
@@ -466,16 +443,33 @@ def message_send(
     message.announced_at = None
     if shorten_links and body:
         with transaction.atomic():
+            if message.contact_id is None:  # the short links carry the contact
+                message.contact_id = _contact_id_for(organization, channel, to)
             message.body, links = shorten_body_links(
                 organization=organization, body=body, message_id=message.pk,
                 contact_id=message.contact_id, campaign_id=campaign_id)
             if links:
                 message.metadata = {**message.metadata, "short_link_ids": links}
-            message.save(force_insert=True)
+            _store_accepted(message)
     else:
-        message.save(force_insert=True)  # one statement: no transaction needed
+        _store_accepted(message)  # one statement: no transaction needed
     transaction.on_commit(dispatcher.kick)
     return message
+
+
+def _store_accepted(message: Message) -> None:
+    """5. Opt-outs, then the row: one statement (`acceptance.py`). A refused send stores
+    nothing (in a transaction, what the caller wrote before is rolled back by the error)."""
+    for _attempt in range(3):
+        if acceptance.insert_unless_opted_out(message):
+            return
+        opted = opt_out_for(organization=message.organization, channel=message.channel,
+                            recipient=message.to, sender=message.from_address,
+                            messaging_service_id=message.messaging_service_id)
+        if opted is not None:
+            raise _opted_out_error(opted, message.to)
+        # The opt-out was lifted (START) between the two statements: accept again.
+    raise APIError("CONFLICT", "The recipient's opt-out changed during the send; retry.")
 
 
 def message_cancel(*, message: Message, principal: Principal | None = None,
@@ -927,8 +921,14 @@ def service_for_address(organization, address: str) -> MessagingService | None:
     """The messaging service whose sender pool holds `address` (a business number)."""
     if not address:
         return None
-    return (MessagingService.objects.for_organization(organization)
-            .filter(senders__contains=[{"from": address}]).order_by("pk").first())
+    services = MessagingService.objects.for_organization(organization).order_by("pk")
+    if connection.features.supports_json_field_contains:
+        return services.filter(senders__contains=[{"from": address}]).first()
+    # SQLite (the embedded default) has no JSON containment: an organization has few
+    # services, look through their pools here.
+    return next((service for service in services
+                 if any(isinstance(s, dict) and s.get("from") == address
+                        for s in service.senders)), None)
 
 
 def _normalize_address(channel: str, raw: str, default_country: str) -> str:

@@ -327,3 +327,39 @@ def test_contact_is_linked_by_recipient(tenant, send):
                                    format="json").json()["data"]
     response = send({"channel": "sms", "to": USER, "body": "x"})
     assert response.json()["data"]["contact_id"] == contact["id"]
+
+
+def test_email_contact_is_linked_and_an_unknown_recipient_has_none(tenant, send):
+    contact = tenant.client().post("/api/v1/contacts", {"email": "ana@example.com"},
+                                   format="json").json()["data"]
+    linked = send({"channel": "email", "to": "ana@example.com", "from": "shop@example.com",
+                   "subject": "Hi", "body": "x"})
+    assert linked.status_code == 202, linked.content
+    assert linked.json()["data"]["contact_id"] == contact["id"]
+    # The phone of nobody: no contact, and not the email contact by accident.
+    unknown = send({"channel": "sms", "to": USER, "body": "x"})
+    assert unknown.json()["data"]["contact_id"] is None
+    with tenant_context(tenant.org):
+        assert Message.objects.get(pk=linked.json()["data"]["id"]).contact_id == contact["id"]
+
+
+def test_an_opted_out_send_stores_nothing(tenant, send):
+    from messaging.models import OptOut
+
+    with tenant_context(tenant.org):
+        OptOut.objects.create(organization=tenant.org, sender=OptOut.ALL_SENDERS,
+                              recipient=USER, channel="sms", keyword="STOPALL")
+    before = len(messages(tenant))
+    refused = error(send({"channel": "sms", "to": USER, "from": BUSINESS, "body": "Sale"}),
+                    422, "RECIPIENT_OPTED_OUT")
+    assert refused["details"]["sender"] == "*"
+    assert len(messages(tenant)) == before
+    # With links to shorten the refusal also rolls back the short links made for it.
+    refused = send({"channel": "sms", "to": USER, "from": BUSINESS, "shorten_links": True,
+                    "body": "See https://example.com/sale"})
+    error(refused, 422, "RECIPIENT_OPTED_OUT")
+    assert len(messages(tenant)) == before
+    from messaging.links.models import ShortLink
+
+    with tenant_context(tenant.org):
+        assert not ShortLink.objects.exists()

@@ -112,6 +112,29 @@ def test_boots_on_sqlite_and_answers_an_authenticated_request(tmp_path):
         assert response.json()["data"]["slug"] == "embedded"
         ready = httpx.get(f"{base}/ready", timeout=5).json()["data"]
         assert ready["checks"] == {"database": "ok", "cache": "ok", "broker": "ok"}
+        _send_link_and_opt_out_on_sqlite(base, {"X-API-Key": org["api_key"]})
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def _send_link_and_opt_out_on_sqlite(base: str, headers: dict[str, str]) -> None:
+    """The accepting INSERT (messaging/acceptance.py: opt-out check and contact lookup in
+    one statement) runs on SQLite too."""
+    user, business = "+14155550142", "+14155550100"
+    contact = httpx.post(f"{base}/api/v1/contacts", json={"phone": user}, headers=headers,
+                         timeout=5)
+    assert contact.status_code == 201, contact.text
+    sent = httpx.post(f"{base}/api/v1/messages", headers=headers, timeout=5,
+                      json={"channel": "sms", "to": user, "from": business, "body": "hi"})
+    assert sent.status_code == 202, sent.text
+    assert sent.json()["data"]["contact_id"] == contact.json()["data"]["id"]
+    stop = httpx.post(f"{base}/api/v1/sandbox/inbound", headers=headers, timeout=5,
+                      json={"channel": "sms", "from": user, "to": business, "body": "STOP"})
+    assert stop.status_code in (200, 201, 202), stop.text
+    refused = httpx.post(f"{base}/api/v1/messages", headers=headers, timeout=5,
+                         json={"channel": "sms", "to": user, "from": business, "body": "sale"})
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["error"]["code"] == "RECIPIENT_OPTED_OUT"
+    listed = httpx.get(f"{base}/api/v1/messages?direction=outbound", headers=headers, timeout=5)
+    assert [m["body"] for m in listed.json()["data"]] == ["hi"]  # the refused send: no row
