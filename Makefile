@@ -23,10 +23,18 @@ run: migrate
 	$(BIN)/python manage.py demo_setup
 	$(BIN)/honcho -f Procfile.dev start -p 8000
 
-# The whole suite on PostgreSQL and Redis (override DATABASE_URL / REDIS_URL to move them).
+# The whole suite on PostgreSQL and Redis (override DATABASE_URL / REDIS_URL to move them),
+# then the families with database-specific SQL again on SQLite, the embedded default (the
+# test databases live in memory; the file named is never created).
+EMBEDDED_TESTS := tests/messaging/broadcasts tests/messaging/inbound tests/messaging/test_send.py \
+	tests/contacts/segments/test_filters.py
+
 test: install
 	bash .ci/system-deps.sh
 	$(BIN)/python -m pytest --ds=config.settings.test -n 2 --dist loadfile
+	DATABASE_URL=sqlite:///$(CURDIR)/var/test-embedded.sqlite3 $(BIN)/python -m pytest \
+	  --ds=config.settings.test -q -n 2 --dist loadfile -p no:cacheprovider -m "not slow" \
+	  $(EMBEDDED_TESTS)
 
 lint: install
 	$(BIN)/ruff check .

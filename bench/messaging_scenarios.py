@@ -87,8 +87,16 @@ def _broker() -> str:
 
 
 def _clean(ctx: BenchContext) -> None:
-    """What accepted sends left: the queued Celery tasks, the messages and their events."""
+    """What accepted sends left: the queued Celery tasks, the messages and their events.
+
+    The dispatcher's pending flag goes with the tasks: it says a dispatcher is queued, and
+    left behind it would make the next scenario's kicks wait for its expiry and the beat."""
+    from django.core.cache import cache
+
+    from messaging.dispatcher import PENDING_FLAG
+
     clean_broker(_broker())
+    cache.delete(PENDING_FLAG)
     data.clear_sandbox_messages(_sandbox_org(ctx))
 
 

@@ -10,10 +10,10 @@ compiled once per database and contact field (`platform_core/compiled_sql.py`):
     WHERE NOT EXISTS (<an opt-out blocking this recipient and sender>)
     RETURNING contact_id
 
-No row back means an opt-out blocks the send (`services.message_send` then loads it for
-the error). The subqueries are the ORM's own SQL of `blocking_opt_outs` and
-`contact_ids`, which the rest of messaging uses too, so the rules stay written once. PostgreSQL and SQLite (3.35+,
-RETURNING) both run it.
+No row back means an opt-out blocks the send (`services.message_send` then loads it with
+`blocking_opt_outs` for the error). The subqueries are the ORM's own SQL of
+`blocking_opt_outs` and `contact_ids`, so each rule is written once. PostgreSQL and SQLite
+(3.35+, for RETURNING) both run it.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ def contact_ids(organization_id: str, field: str, recipient: str) -> QuerySet:
     """The id of the organization's contact with this phone or email (at most one)."""
     from contacts.models import Contact
 
-    # Unique per organization among non-empty values: the `<> ''` lets the planner use the
-    # partial unique index even in a generic (prepared) plan.
+    # Unique per organization among non-empty values. Compiled, the `<> ''` is written into
+    # the SQL (compile_query), so even a generic (prepared) plan uses the partial unique index.
     return (Contact._base_manager.filter(organization_id=organization_id,
                                          **{field: recipient})
             .exclude(**{field: ""}).order_by().values("pk")[:1])

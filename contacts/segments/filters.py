@@ -518,7 +518,12 @@ def _custom_rule(rule: Rule, organization) -> Q:
                                            Value(value, output_field=JSONField()))
         return same_type & Q(compared)
     equals = _custom_equals(key, value)
-    return ~equals if op == "neq" else equals
+    if op != "neq":
+        return equals
+    if _postgres():
+        return ~equals  # NOT @>: true where the key is absent too
+    # SQLite reads an absent key as NULL, and NOT (NULL = value) drops the row.
+    return ~equals | ~Q(custom_fields__has_key=key)
 
 
 # tags ------------------------------------------------------------------------------------

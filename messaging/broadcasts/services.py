@@ -534,6 +534,14 @@ def _claim(run: _Run, limit: int) -> list[BroadcastRecipient]:
 def _mark(rows: list[BroadcastRecipient], now) -> None:
     """Store the batch's outcomes in one `UPDATE ... FROM (VALUES ...)` (a `bulk_update`
     CASE per column costs several times more on 100 rows)."""
+    if connection.vendor != "postgresql":
+        # SQLite (the embedded default) has neither `::` casts nor column names on a VALUES
+        # alias: Django's bulk_update there.
+        for row in rows:
+            row.processed_at = now
+        BroadcastRecipient.objects.bulk_update(
+            rows, ["status", "message_id", "error_code", "processed_at"])
+        return
     table = BroadcastRecipient._meta.db_table
     values = ", ".join(["(%s::bigint, %s, %s, %s)"] * len(rows))
     params: list[Any] = []
