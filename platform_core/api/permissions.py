@@ -28,22 +28,29 @@ def _declared(mapping: dict, view, method: str):
     return False, None
 
 
+def require_scope(principal, scope: str | None) -> None:
+    """401 without a caller (naming the scheme, RFC 9110), 403 without `scope`: the one
+    check of the REST views and of the endpoints served outside DRF (the event stream)."""
+    if principal is None:
+        raise APIError("UNAUTHORIZED", headers={"WWW-Authenticate": WWW_AUTHENTICATE})
+    if scope is not None and not principal.has_scope(scope):
+        raise APIError(
+            "INSUFFICIENT_PERMISSIONS",
+            f"This needs the `{scope}` scope.",
+            details={"required_scope": scope},
+        )
+
+
 class DeclaredScopes(BasePermission):
     def has_permission(self, request, view) -> bool:
         if getattr(view, request.method.lower(), None) is None:
             return True  # no handler: the view answers 405 METHOD_NOT_ALLOWED
         principal = request.auth
-        if principal is None:
-            raise APIError("UNAUTHORIZED", headers={"WWW-Authenticate": WWW_AUTHENTICATE})
+        require_scope(principal, None)
         found, scope = _declared(getattr(view, "required_scopes", {}), view, request.method)
         if not found:
             raise APIError("INSUFFICIENT_PERMISSIONS", "This action is not open to API callers.")
-        if scope is not None and not principal.has_scope(scope):
-            raise APIError(
-                "INSUFFICIENT_PERMISSIONS",
-                f"This needs the `{scope}` scope.",
-                details={"required_scope": scope},
-            )
+        require_scope(principal, scope)
         found, roles = _declared(getattr(view, "required_roles", {}), view, request.method)
         if found and roles and principal.role not in roles:
             raise APIError(

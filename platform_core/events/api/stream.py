@@ -34,6 +34,7 @@ from channels.generic.http import AsyncHttpConsumer
 from platform_core.api import ratelimit
 from platform_core.api.authentication import PlatformAuthentication
 from platform_core.api.envelope import error_body
+from platform_core.api.permissions import require_scope
 from platform_core.errors import APIError
 from platform_core.events import conf
 from platform_core.events.fanout import stream_group
@@ -73,12 +74,8 @@ def _authenticate(meta: dict[str, str]):
 
     request = SimpleNamespace(META=meta)
     result = PlatformAuthentication().authenticate(request)
-    if result is None:
-        raise APIError("UNAUTHORIZED")
-    principal = result[1]
-    if not principal.has_scope(SCOPE):
-        raise APIError("INSUFFICIENT_PERMISSIONS", f"This needs the `{SCOPE}` scope.",
-                       details={"required_scope": SCOPE})
+    principal = result[1] if result is not None else None
+    require_scope(principal, SCOPE)
     counter = getattr(request, "standard_rate_counter", None)
     if counter is not None and counter.count is not None:
         counter.check()  # counted with the credential read

@@ -237,6 +237,8 @@ def _refusal(daphne_server, **kwargs):
     body = response.json()
     assert body["error"]["status"] == response.status_code
     assert body["meta"]["request_id"] == response.headers["x-request-id"]
+    # As on the REST API: every 401 names the scheme to use (RFC 9110), a 403 does not.
+    assert ("www-authenticate" in response.headers) == (response.status_code == 401)
     return response.status_code, body["error"]["code"]
 
 
