@@ -93,6 +93,19 @@ def _wrap(owner, attr: str, label: str, stack: ExitStack) -> None:
     stack.callback(setattr, owner, attr, original)
 
 
+def sql_timer(label: str):
+    """A `connection.execute_wrapper` adding each statement's time to `label`."""
+    def timer(execute, sql, params, many, context):
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            _totals[label] += time.perf_counter() - started
+            _counts[label] += 1
+
+    return timer
+
+
 @contextmanager
 def _instrumented():
     import redis.client
@@ -105,14 +118,6 @@ def _instrumented():
     from platform_core.api import authentication, permissions, ratelimit, renderers, views
     from platform_core.identity import credentials
     from platform_core.tenancy import managers
-
-    def sql_timer(execute, sql, params, many, context):
-        started = time.perf_counter()
-        try:
-            return execute(sql, params, many, context)
-        finally:
-            _totals["  SQL statements (round trips)"] += time.perf_counter() - started
-            _counts["  SQL statements (round trips)"] += 1
 
     with ExitStack() as stack:
         _wrap(WSGIHandler, "__call__", "whole request (WSGI handler)", stack)
@@ -132,7 +137,8 @@ def _instrumented():
               stack)
         _wrap(renderers.EnvelopeJSONRenderer, "render", "envelope render (orjson)", stack)
         _wrap(views.PlatformAPIMixin, "finalize_response", "finalize_response", stack)
-        stack.enter_context(connection.execute_wrapper(sql_timer))
+        stack.enter_context(connection.execute_wrapper(
+            sql_timer("  SQL statements (round trips)")))
         yield
 
 

@@ -25,7 +25,7 @@ import time
 from contextlib import ExitStack, contextmanager
 
 from .env import apply_to_this_process, server_environ
-from .profile_detail import _counts, _print_breakdown, _totals, _wrap
+from .profile_detail import _counts, _print_breakdown, _totals, _wrap, sql_timer
 
 SEND_PATH = "/api/v1/messages"
 
@@ -66,14 +66,6 @@ def _instrumented():
     from messaging.models import Message
     from platform_core.api import renderers, views
 
-    def sql_timer(execute, sql, params, many, context):
-        started = time.perf_counter()
-        try:
-            return execute(sql, params, many, context)
-        finally:
-            _totals["    SQL statement (round trip)"] += time.perf_counter() - started
-            _counts["    SQL statement (round trip)"] += 1
-
     with ExitStack() as stack:
         _wrap(WSGIHandler, "__call__", "whole request (WSGI handler)", stack)
         _wrap(APIView, "dispatch", "DRF dispatch (view)", stack)
@@ -86,7 +78,8 @@ def _instrumented():
               stack)
         _wrap(message_views, "represent", "representation", stack)
         _wrap(renderers.EnvelopeJSONRenderer, "render", "envelope render (orjson)", stack)
-        stack.enter_context(connection.execute_wrapper(sql_timer))
+        stack.enter_context(connection.execute_wrapper(
+            sql_timer("    SQL statement (round trip)")))
         yield
 
 
