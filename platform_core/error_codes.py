@@ -11,6 +11,8 @@ _CODES = [
     ("INSUFFICIENT_PERMISSIONS", 403, "The credential lacks the scope or role this needs."),
     ("IP_NOT_ALLOWED", 403, "Requests with this API key are not allowed from this address."),
     ("WRONG_KEY_MODE", 403, "The key's mode (test or live) differs from the organization's."),
+    ("TEST_MODE_ONLY", 403,
+     "This endpoint only works in test mode (a test key on a sandbox organization)."),
     ("CANNOT_REVOKE_CURRENT_SESSION", 400, "Use logout to end the current session."),
     # Request shape.
     ("VALIDATION_ERROR", 422, "The request is not valid."),

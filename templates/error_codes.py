@@ -1,7 +1,7 @@
 """Error codes of the templates family (Document 1, section 7; 0-conventions.md section 6).
 
-INVALID_TEMPLATE is shared with messaging (pre-send validation) and TEST_MODE_ONLY with the
-other sandbox endpoints: a code another family registered already is left as it is.
+INVALID_TEMPLATE is shared with messaging (pre-send validation): a code another family
+registered already is left as it is. TEST_MODE_ONLY is the platform core's (permissions.py).
 """
 
 from platform_core import errors
@@ -12,8 +12,6 @@ _CODES = [
     ("INVALID_TEMPLATE", 422,
      "The template does not exist for this channel and language, is not approved, or its "
      "variables do not match."),
-    ("TEST_MODE_ONLY", 403,
-     "This endpoint simulates a provider and only answers test-mode credentials."),
     ("INVALID_SIGNATURE", 401, "The request signature is missing or does not match."),
     ("WEBHOOK_VERIFICATION_FAILED", 403,
      "The webhook subscription verification token does not match."),

@@ -13,8 +13,6 @@ _CODES = [
      "The provider webhook arrived without a raw body to verify."),
     ("WEBHOOK_VERIFICATION_FAILED", 403,
      "The webhook subscription verification token does not match."),
-    ("TEST_MODE_ONLY", 403,
-     "This endpoint only works in test mode (a test key on a sandbox organization)."),
 ]
 
 for code, status, message in _CODES:

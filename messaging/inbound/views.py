@@ -300,6 +300,7 @@ def _address(value: str, *, channel: str, field: str, organization) -> str:
 
 class SandboxInboundView(PlatformAPIView):
     required_scopes = {"POST": "messages:write"}
+    test_mode_only = True
 
     @extend_schema(
         operation_id="sandbox_inbound",
@@ -317,8 +318,6 @@ class SandboxInboundView(PlatformAPIView):
         ),
     )
     def post(self, request):
-        if not self.organization.sandbox:
-            raise APIError("TEST_MODE_ONLY")
         body = SandboxInboundSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data

@@ -2,6 +2,7 @@
 
     required_scopes = {"GET": "templates:read", "POST": "templates:write"}
     required_roles = {"POST": {"owner", "admin"}}      # optional, on top of the scope
+    test_mode_only = True       # optional: sandbox simulations; else 403 TEST_MODE_ONLY
 
 Keys may be HTTP methods or viewset action names (an action name wins). A method or
 action missing from `required_scopes` is refused; `None` means any authenticated caller.
@@ -58,6 +59,8 @@ class DeclaredScopes(BasePermission):
                 "Your role does not allow this.",
                 details={"required_roles": sorted(roles)},
             )
+        if getattr(view, "test_mode_only", False) and not principal.organization.sandbox:
+            raise APIError("TEST_MODE_ONLY")
         return True
 
 

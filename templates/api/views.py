@@ -131,15 +131,13 @@ class SandboxDecisionView(PlatformAPIView):
     """Test mode: the carrier's decision on a pending template (test keys only)."""
 
     required_scopes = {"POST": WRITE}
+    test_mode_only = True  # in live mode the carrier decides
 
     @extend_schema(request=s.DecisionSerializer, responses=s.TemplateSerializer,
                    description="Test keys only (a live key: 403 TEST_MODE_ONLY). Only a "
                                "pending template can be decided (else 409 CONFLICT). Emits "
                                "`template.approved` or `template.rejected`.")
     def post(self, request, pk: str):
-        if not self.organization.sandbox:
-            raise APIError("TEST_MODE_ONLY", "Template decisions can only be simulated with "
-                                             "test keys; in live mode the carrier decides.")
         template = MessageTemplate.objects.filter(pk=pk).first()
         if template is None:
             raise APIError("NOT_FOUND")
