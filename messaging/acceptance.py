@@ -42,8 +42,7 @@ def contact_ids(organization_id: str, field: str, recipient: str) -> QuerySet:
 
     # Unique per organization among non-empty values. Compiled, the `<> ''` is written into
     # the SQL (compile_query), so even a generic (prepared) plan uses the partial unique index.
-    return (Contact._base_manager.filter(organization_id=organization_id,
-                                         **{field: recipient})
+    return (Contact.objects.for_organization_id(organization_id).filter(**{field: recipient})
             .exclude(**{field: ""}).order_by().values("pk")[:1])
 
 
@@ -57,7 +56,7 @@ def blocking_opt_outs(organization_id: str, recipient: str, *, sender: str | Non
         scope |= Q(sender=sender)
     if messaging_service_id:
         scope |= Q(messaging_service_id=messaging_service_id)
-    return (OptOut._base_manager.filter(organization_id=organization_id, recipient=recipient)
+    return (OptOut.objects.for_organization_id(organization_id).filter(recipient=recipient)
             .filter(scope).order_by("created_at"))
 
 

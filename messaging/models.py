@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from platform_core.crypto import EncryptedTextField
 from platform_core.ids import PublicIdField
-from platform_core.tenancy.models import Organization, TenantModel
+from platform_core.tenancy.models import TenantModel, organization_key
 
 
 class Channel(models.TextChoices):
@@ -113,6 +113,10 @@ class MessagingService(TenantModel):
     def __str__(self) -> str:
         return f"{self.name} ({self.pk})"
 
+    def holds_sender(self, address: str) -> bool:
+        """Whether `address` is one of the pool's from-addresses (any channel)."""
+        return any(isinstance(s, dict) and s.get("from") == address for s in self.senders)
+
     def senders_for(self, channel: str) -> list[str]:
         """The pool's from-addresses for `channel` (mms shares the sms senders)."""
         wanted = {channel, "sms"} if channel == Channel.MMS else {channel}
@@ -129,8 +133,7 @@ class Message(TenantModel):
     # `varchar_pattern_ops` twin nothing here uses), optional ones partially (NULLs skipped).
     id = PublicIdField(prefix="msg")
     # Served by `messaging_msg_org_id` (organization, id).
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+",
-                                     db_index=False)
+    organization = organization_key(db_index=False)
     channel = models.CharField(max_length=16, choices=Channel.choices)
     direction = models.CharField(max_length=16, choices=Direction.choices,
                                  default=Direction.OUTBOUND)

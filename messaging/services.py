@@ -926,9 +926,7 @@ def service_for_address(organization, address: str) -> MessagingService | None:
         return services.filter(senders__contains=[{"from": address}]).first()
     # SQLite (the embedded default) has no JSON containment: an organization has few
     # services, look through their pools here.
-    return next((service for service in services
-                 if any(isinstance(s, dict) and s.get("from") == address
-                        for s in service.senders)), None)
+    return next((service for service in services if service.holds_sender(address)), None)
 
 
 def _normalize_address(channel: str, raw: str, default_country: str) -> str:

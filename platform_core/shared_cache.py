@@ -13,7 +13,7 @@ from django.conf import settings
 
 def redis_client():
     """django-redis's client for the default cache, or None when the cache is not Redis."""
-    if "django_redis" not in settings.CACHES["default"]["BACKEND"]:
+    if not is_shared():
         return None
     from django_redis import get_redis_connection
 

@@ -240,8 +240,6 @@ class ListMemberViewSet(mixins.ListModelMixin, TenantViewSet):
 # --- Exports --------------------------------------------------------------------------------
 
 
-
-
 EXPORT_QUERY = [
     OpenApiParameter("format", OpenApiTypes.STR, OpenApiParameter.QUERY, required=False,
                      enum=["csv", "xlsx"], description="csv (default) or xlsx."),

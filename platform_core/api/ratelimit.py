@@ -11,6 +11,7 @@ limited request carries `X-RateLimit-Limit`, `-Remaining` and `-Reset` of its ti
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 
@@ -92,6 +93,7 @@ class _Lease:
 # and X-RateLimit-Remaining are exact. What a process leased but did not use within the
 # window is lost for that window: at most `_lease_cap` requests per process.
 _leases: dict[str, _Lease] = {}
+_leases_lock = threading.Lock()  # threaded servers: a token is spent once
 _LEASES_MAX = 4096
 _LEASE_FAST_SECONDS = 1.0
 
@@ -117,12 +119,13 @@ class StandardCounter:
 
     def take_leased(self, identity: str) -> bool:
         """Count this request against a token this process already holds, if any."""
-        lease = _leases.get(self.key(identity))
-        if lease is None or lease.tokens <= 0:
-            return False
-        lease.tokens -= 1
-        self.count = lease.base + lease.granted - lease.tokens
-        return True
+        with _leases_lock:
+            lease = _leases.get(self.key(identity))
+            if lease is None or lease.tokens <= 0:
+                return False
+            lease.tokens -= 1
+            self.count = lease.base + lease.granted - lease.tokens
+            return True
 
     def lease_size(self, identity: str) -> int:
         cap = _lease_cap(self.limit.limit)
@@ -136,14 +139,14 @@ class StandardCounter:
         base = total - size
         granted = max(0, min(size, self.limit.limit - base))
         key = self.key(identity)
-        if granted == 0:
-            _leases.pop(key, None)
-            self.count = base + 1  # over the limit: refused by check()
-            return
-        if len(_leases) >= _LEASES_MAX:
-            _leases.clear()
-        _leases[key] = _Lease(base, granted, granted - 1, size, time.monotonic())
-        self.count = base + 1
+        self.count = base + 1  # over the limit when nothing was granted: refused by check()
+        with _leases_lock:
+            if granted == 0:
+                _leases.pop(key, None)
+                return
+            if len(_leases) >= _LEASES_MAX:
+                _leases.clear()
+            _leases[key] = _Lease(base, granted, granted - 1, size, time.monotonic())
 
     def check(self) -> RateState:
         assert self.count is not None

@@ -23,4 +23,8 @@ class TenantManager(models.Manager):
 
     def for_organization(self, org) -> models.QuerySet:
         """Explicit scope for code that holds an organization but no context (jobs)."""
-        return super().get_queryset().filter(organization_id=org.pk)
+        return self.for_organization_id(org.pk)
+
+    def for_organization_id(self, organization_id: str) -> models.QuerySet:
+        """The same scope from the organization's id alone (precompiled statements)."""
+        return super().get_queryset().filter(organization_id=organization_id)

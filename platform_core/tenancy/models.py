@@ -42,10 +42,17 @@ class Organization(models.Model):
         return f"{self.name} ({self.slug})"
 
 
+def organization_key(**options) -> models.ForeignKey:
+    """The owning-organization column of a tenant model (`db_index=False` where a composite
+    index starting with it serves the foreign key)."""
+    return models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+",
+                             **options)
+
+
 class TenantModel(models.Model):
     """Base of every organization-owned model: scoped manager, indexed organization."""
 
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    organization = organization_key()
 
     objects = TenantManager()
 

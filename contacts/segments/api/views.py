@@ -35,8 +35,6 @@ WRITE = "contacts:write"
 EXPORT_LIMITS = [RateLimit("segment_export", 20, 60, per="organization")]
 
 
-
-
 def _filename(raw: str | None, default: str) -> str:
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", (raw or "").strip()).strip(".-")[:100]
     stem = stem[:-4] if stem.lower().endswith(".csv") else stem

@@ -85,8 +85,6 @@ class FileViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantViewSe
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-
-
 class FileContentView(PublicAPIView):
     """The target of a platform-signed URL: the signature is the credential."""
 
