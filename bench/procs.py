@@ -25,6 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlparse
 
+from config.queues import ALL as QUEUES
+
 from .env import ROOT, WORK_DIR
 from .server import ServerError, free_port
 
@@ -178,9 +180,10 @@ def check_broker(url: str) -> None:
         raise ServerError(f"the Celery broker is unreachable at {url}: {exc}") from None
 
 
-# What Celery's Redis transport creates: the default queue, its bindings, the unacked
-# set, pidbox and event queues (gossip/mingle/events are off, but be thorough).
-_BROKER_PATTERNS = ("celery*", "_kombu.*", "unacked*", "*.reply.celery.pidbox")
+# What Celery's Redis transport creates: the family queues (config/queues.py), their
+# bindings, the unacked set, pidbox and event queues (gossip/mingle/events are off, but be
+# thorough).
+_BROKER_PATTERNS = ("celery*", *QUEUES, "_kombu.*", "unacked*", "*.reply.celery.pidbox")
 
 
 def clean_broker(url: str) -> int:

@@ -66,6 +66,28 @@ def test_fan_out_runs_after_commit_only(tenant, handlers, django_capture_on_comm
     assert row.dispatch_attempts == 1
 
 
+def test_emit_batch_is_one_insert_and_one_commit_hook(
+        tenant, other_tenant, handlers, django_capture_on_commit_callbacks,
+        django_assert_num_queries):
+    calls, recorder = handlers
+    register_fanout("a", recorder("a"))
+    items = [(tenant.org, "message.sent", {"message_id": f"msg_{i}"}) for i in range(30)]
+    items.append((other_tenant.org, "message.delivered", {"message_id": "msg_x"}))
+    with django_capture_on_commit_callbacks(execute=True) as callbacks, transaction.atomic():
+        with django_assert_num_queries(1):
+            events = bus.emit_batch(items)
+        assert calls == []
+    assert len(callbacks) == 1
+    assert [e.pk for e in events] == sorted(e.pk for e in events)  # submission order
+    assert calls == [("a", e.pk) for e in events]
+    rows = {row.pk: row for row in Event.objects.dangerously_unscoped().filter(
+        pk__in=[e.pk for e in events])}
+    assert rows[events[0].pk].data == {"message_id": "msg_0"}
+    assert rows[events[-1].pk].organization_id == other_tenant.org.pk
+    assert all(row.dispatched_at is not None for row in rows.values())
+    assert bus.emit_batch([]) == []
+
+
 def test_rolled_back_change_emits_nothing(tenant, handlers, django_capture_on_commit_callbacks):
     calls, recorder = handlers
     register_fanout("a", recorder("a"))
