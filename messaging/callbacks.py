@@ -23,8 +23,10 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Sequence
 
 from django.conf import settings
+from django.db import transaction
 
 from platform_core.events.models import Event
 from platform_core.net import http
@@ -45,6 +47,25 @@ def retry_schedule() -> list[int]:
 
 class CallbackFailed(Exception):
     pass
+
+
+def callbacks_enqueue(items: Sequence[tuple[str, str, str]]) -> None:
+    """Deliver callbacks, `(organization_id, event_id, url)` each, once the current
+    transaction commits (nothing leaves for a change that rolls back)."""
+    if not items:
+        return
+    pending = list(items)
+
+    def enqueue() -> None:
+        from .tasks import deliver_callback
+
+        for organization_id, event_id, url in pending:
+            try:
+                deliver_callback.delay(organization_id, event_id, url)
+            except Exception:
+                logger.exception("could not queue the callback of event %s", event_id)
+
+    transaction.on_commit(enqueue)
 
 
 def build_request(event: Event, secret: str, timestamp: int) -> tuple[bytes, dict[str, str]]:

@@ -57,7 +57,7 @@ from platform_core.events.bus import emit
 from platform_core.identity.principal import Principal
 from platform_core.webhooks.payloads import message_event_data
 
-from . import acceptance, dispatcher, validation
+from . import acceptance, callbacks, dispatcher, validation
 from .models import (
     FAILURE_STATUSES,
     STATUS_RANK,
@@ -140,15 +140,7 @@ def announce(message: Message) -> None:
 
 
 def _callback_after_commit(organization_id: str, event_id: str, url: str) -> None:
-    def enqueue() -> None:
-        from .tasks import deliver_callback
-
-        try:
-            deliver_callback.delay(organization_id, event_id, url)
-        except Exception:
-            logger.exception("could not queue the callback of event %s", event_id)
-
-    transaction.on_commit(enqueue)
+    callbacks.callbacks_enqueue([(organization_id, event_id, url)])
 
 
 # --- Opt-outs and senders -------------------------------------------------------------------
