@@ -48,7 +48,10 @@ def timeout_seconds() -> float:
 
 def lease_seconds() -> float:
     value = getattr(settings, "WEBHOOK_DELIVERY_LEASE_SECONDS", None)
-    return float(value) if value is not None else timeout_seconds() + 5.0
+    # Never shorter than one request: a drain does not start a request its lease could
+    # not cover (engine.py), so a shorter lease would send nothing at all.
+    floor = timeout_seconds() + 1.0
+    return max(float(value), floor) if value is not None else timeout_seconds() + 5.0
 
 
 def disable_after_seconds() -> int:
