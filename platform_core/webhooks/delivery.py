@@ -81,9 +81,11 @@ class WebhookSource(Source):
     def prepare(self, ids: Sequence[str], token: str, lease_deadline: float) -> list[Job]:
         timeout = conf.timeout_seconds()
         timestamp = int(time.time())
-        rows = (WebhookDelivery.objects.dangerously_unscoped()
-                .select_related("endpoint").filter(pk__in=list(ids)))
-        jobs = []
+        rows, unreadable = _load(ids)
+        jobs = [Job(id=pk, key="", token=token, lease_deadline=lease_deadline,
+                    outcome=Outcome(error=http.OutboundError(
+                        "internal_error", "the delivery or its endpoint could not be read")))
+                for pk in unreadable]
         for row in rows:
             job = Job(id=row.pk, key=row.endpoint_id, token=token,
                       lease_deadline=lease_deadline, timeout=timeout, row=row)
@@ -160,6 +162,24 @@ class WebhookSource(Source):
             from platform_core.events.bus import emit_batch
 
             emit_batch(exhausted)
+
+
+def _load(ids: Sequence[str]) -> tuple[list[WebhookDelivery], list[str]]:
+    """The claimed deliveries with their endpoints; if one cannot be read (a secret that
+    no longer decrypts...), the others still are: (rows, ids that could not be read)."""
+    query = WebhookDelivery.objects.dangerously_unscoped().select_related("endpoint")
+    try:
+        return list(query.filter(pk__in=list(ids))), []
+    except Exception:
+        logger.exception("a batch of webhook deliveries could not be read; reading one by one")
+    rows, unreadable = [], []
+    for pk in ids:
+        try:
+            rows.extend(query.filter(pk=pk))
+        except Exception:
+            logger.exception("webhook delivery %s could not be read", pk)
+            unreadable.append(pk)
+    return rows, unreadable
 
 
 def _apply_attempt(row: WebhookDelivery, outcome: Outcome, now: datetime) -> str:
