@@ -95,12 +95,17 @@ def _organization(ctx: BenchContext):
 
 def _reset(org) -> None:
     """Remove what a previous (possibly interrupted) run left: endpoints, events, groups."""
+    from platform_core.events.bus import DRAIN as EVENTS_DRAIN
     from platform_core.events.models import Event
     from platform_core.webhooks.models import WebhookEndpoint
+    from platform_core.webhooks.services import DRAIN as WEBHOOKS_DRAIN
 
     WebhookEndpoint.objects.for_organization(org).filter(description=BENCH_MARK).delete()
     Event.objects.for_organization(org).filter(type__startswith=TYPE_PREFIX).delete()
     clean_channel_groups()
+    # A drain queued on the cleaned broker would leave its flag set for a few seconds.
+    EVENTS_DRAIN.clear()
+    WEBHOOKS_DRAIN.clear()
 
 
 def _emit(org, event_type: str, run: str, seq: int):

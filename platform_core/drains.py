@@ -29,7 +29,7 @@ from platform_core.shared_cache import is_shared
 
 logger = logging.getLogger("platform_core.drains")
 
-FLAG_TTL_SECONDS = 60  # a drain lost before it ran is queued again after this at worst
+FLAG_TTL_SECONDS = 5  # a drain lost before it ran (a purged broker...) is queued again after this
 COALESCE_SECONDS = 0.005  # after queueing, kicks of the next 5 ms ride along
 
 

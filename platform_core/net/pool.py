@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -68,9 +69,10 @@ class SendBatch:
 
         _pool().submit(send).add_done_callback(finished)
 
-    def collect(self, timeout: float) -> list[tuple[Any, Any]]:
-        """What finished: waits up to `timeout` for the first, then takes all that are done.
-        An outcome is the return value of `send`, or the exception it raised."""
+    def collect(self, timeout: float, linger: float = 0.0) -> list[tuple[Any, Any]]:
+        """What finished: waits up to `timeout` for the first, then up to `linger` more for
+        the rest of what is in flight (so that they are recorded together), then takes all
+        that are done. An outcome is the return value of `send`, or the exception raised."""
         if not self.in_flight:
             return []
         out: list[tuple[Any, Any]] = []
@@ -78,12 +80,15 @@ class SendBatch:
             item = self._done.get(timeout=timeout) if timeout > 0 else self._done.get_nowait()
         except queue.Empty:
             return out
+        until = time.monotonic() + linger
         while True:
             job, future = item
             self.in_flight -= 1
             error = future.exception()
             out.append((job, error if error is not None else future.result()))
+            left = until - time.monotonic()
             try:
-                item = self._done.get_nowait()
+                item = (self._done.get(timeout=left) if left > 0 and self.in_flight
+                        else self._done.get_nowait())
             except queue.Empty:
                 return out

@@ -48,6 +48,9 @@ from platform_core.net import http, pool
 logger = logging.getLogger("platform_core.webhooks")
 
 POLL_SECONDS = 0.05  # how long the drain waits for a request to finish before re-claiming
+# After one request finishes, how long to wait for others in flight so that they are
+# recorded (and their slots claimed again) together: a few statements for many rows.
+LINGER_SECONDS = 0.01
 
 
 @dataclass
@@ -242,7 +245,9 @@ def run(source: Source, *, max_seconds: float = 30.0, poll: float = POLL_SECONDS
                 claimed = len(ids)
         if not batch.in_flight and not claimed:
             break
-        finished = batch.collect(poll if not claimed else 0.0)
+        # A claim fills every room there is: the next one is worth making only once a
+        # request has finished (or after `poll`, for rows that came due meanwhile).
+        finished = batch.collect(poll, LINGER_SECONDS)
         if finished:
             _record(source, [(job, _as_outcome(result)) for job, result in finished])
             total += len(finished)
