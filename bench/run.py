@@ -8,8 +8,9 @@
    counting but never refusing, and the floor view mounted (BENCH_FLOOR=1).
 4. Each scenario of bench/scenarios.py is checked with one request, warmed up, then loaded
    with wrk from this second process for BENCH_SECONDS (default 10).
-   The event scenarios (bench/event_scenarios.py: webhook deliveries/s and latency, SSE
-   latency with 500 streams) start their own Celery worker, receiver and daphne instead,
+   The event scenarios (bench/event_scenarios.py: webhook deliveries/s, deliveries/s to
+   three fast endpoints past a slow one, latency, SSE latency with 500 streams) start their
+   own Celery workers (one per queue family: events, webhooks), receivers and daphne instead,
    on a Redis broker database of the benchmark's own (BENCH_BROKER_URL, default
    redis://127.0.0.1:6379/9); gunicorn and wrk are skipped when only they are selected.
    The contacts scenarios (bench/contact_scenarios.py: exports of 10,000 and 50,000 rows
@@ -25,6 +26,7 @@ Variables: BENCH_SECONDS, BENCH_WARMUP_SECONDS (1), BENCH_ROUNDS (1; on a busy m
 gives the median of three interleaved rounds), BENCH_CONNECTIONS (16), BENCH_THREADS (1),
 BENCH_WORKERS (cores), BENCH_ONLY (comma-separated scenario names). Event scenarios:
 BENCH_SCALE (1.0: multiplies their counts), BENCH_WEBHOOK_EVENTS (2000),
+BENCH_WEBHOOK_MIX_EVENTS (20,000), BENCH_WEBHOOK_SLOW_SECONDS (1),
 BENCH_WEBHOOK_LATENCY_EVENTS (200), BENCH_WEBHOOK_LATENCY_RATE (10/s), BENCH_SSE_STREAMS
 (500), BENCH_SSE_EVENTS (50), BENCH_SSE_RATE (1/s), BENCH_BROKER_URL. Contacts and
 messaging (also scaled by BENCH_SCALE): BENCH_CONTACTS (100,000 seeded),

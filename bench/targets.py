@@ -93,6 +93,22 @@ def _export_memory_flat(r: dict[str, Measurement]) -> Outcome:
     )
 
 
+def _webhooks_past_a_slow_endpoint(r: dict[str, Measurement]) -> Outcome:
+    m = r["webhook_slow_mix"]
+    rate = m.figures.get("fast_per_second", 0.0)
+    clean = m.figures.get("duplicates", 1) == 0 and m.figures.get("missing", 1) == 0
+    return Outcome(
+        rate >= 500 and clean,
+        f"{rate:,.0f} deliveries/s to the fast endpoints (needs >= 500), duplicates"
+        f" {m.figures.get('duplicates', 0):.0f}, missing {m.figures.get('missing', 0):.0f}",
+    )
+
+
+def _webhook_latency(r: dict[str, Measurement]) -> Outcome:
+    p99 = r["webhook_latency"].p99_ms
+    return Outcome(p99 < 100, f"p99 {p99:.1f} ms emit -> receipt (needs < 100 ms)")
+
+
 TARGETS: list[Target] = [
     Target(
         name="detail >= 50% of floor",
@@ -124,5 +140,18 @@ TARGETS: list[Target] = [
                     " 1.5 times that at 10,000 rows",
         needs=("segment_export_10k", "segment_export_50k"),
         rule=_export_memory_flat,
+    ),
+    Target(
+        name="webhooks >= 500/s past a slow endpoint",
+        description="20,000 events over 4 endpoints, one answering in 1 s: at least 500"
+                    " deliveries/s to the fast ones, none lost or duplicated (issue 13)",
+        needs=("webhook_slow_mix",),
+        rule=_webhooks_past_a_slow_endpoint,
+    ),
+    Target(
+        name="webhook latency p99 < 100 ms",
+        description="emit -> webhook receipt p99 under 100 ms at low load (issue 13)",
+        needs=("webhook_latency",),
+        rule=_webhook_latency,
     ),
 ]

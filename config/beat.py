@@ -14,8 +14,14 @@ BEAT_SCHEDULE["events-redispatch-pending"] = {
     "schedule": 15.0,
 }
 BEAT_SCHEDULE["webhooks-dispatch-due"] = {
-    # Pending webhook deliveries whose next attempt is due (retries, expired leases).
+    # Pending webhook deliveries whose next attempt is due (retries, expired leases of a
+    # killed worker: taken over within lease + 5 s, resumed endpoints).
     "task": "webhooks.dispatch_due",
+    "schedule": 5.0,
+}
+BEAT_SCHEDULE["messaging-callbacks-due"] = {
+    # Status callbacks whose retry is due, or whose drain a dying process never kicked.
+    "task": "messaging.deliver_callback",
     "schedule": 5.0,
 }
 BEAT_SCHEDULE["events-purge-outbox"] = {

@@ -2,7 +2,8 @@
 
 - `messaging.send_message`: send one queued message (retried on transient provider errors).
 - `messaging.sandbox_delivery_receipt`: the sandbox double's simulated carrier receipt.
-- `messaging.deliver_callback`: one status callback / inbound webhook POST, retried.
+- `messaging.deliver_callback`: the drain of owed status callbacks / inbound webhook
+  POSTs (callbacks.py), on the `webhooks` queue; kicked after commit, swept by beat.
 - `messaging.dispatch_accepted`: the batch dispatcher of accepted sends (kicked after each
   API send, see dispatcher.py).
 - `messaging.dispatch_due` (beat, config/beat.py): due scheduled sends, stale queued
@@ -15,6 +16,7 @@ import logging
 
 from celery import shared_task
 
+from config import queues
 from platform_core.tenancy.context import tenant_context
 
 from . import callbacks, dispatcher, services
@@ -49,22 +51,11 @@ def sandbox_delivery_receipt(message_id: str, provider_message_id: str | None = 
                                              provider_message_id=provider_message_id)
 
 
-@shared_task(name="messaging.deliver_callback", ignore_result=True)
-def deliver_callback(organization_id: str, event_id: str, url: str, attempt: int = 0
-                     ) -> int | None:
-    """One POST of a status callback / inbound webhook; failures queue the next attempt
-    (`callbacks.retry_schedule()`), then the callback is dropped with a log line."""
-    try:
-        return callbacks.callback_deliver(organization_id=organization_id, event_id=event_id,
-                                          url=url)
-    except callbacks.CallbackFailed as exc:
-        schedule = callbacks.retry_schedule()
-        if attempt >= len(schedule):
-            logger.warning("status callback of %s to %s given up: %s", event_id, url, exc)
-            return None
-        deliver_callback.apply_async((organization_id, event_id, url, attempt + 1),
-                                     countdown=schedule[attempt])
-        return None
+@shared_task(name="messaging.deliver_callback", ignore_result=True, queue=queues.WEBHOOKS)
+def deliver_callback() -> int:
+    """The status-callback drain: send every due callback (callbacks.py), kicked after
+    the commit that owes them and swept by beat for retries; the number attempted."""
+    return callbacks.callbacks_deliver_due()
 
 
 @shared_task(name="messaging.dispatch_accepted", ignore_result=True)
