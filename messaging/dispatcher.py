@@ -18,8 +18,9 @@ kicks once more, so another worker process (if one is free) joins the drain.
 `kick()` costs the request a `threading.Event.set()`: a daemon thread per process turns
 kicks into at most one queued dispatcher for the deployment. It sets a Redis flag with
 SET NX and queues the task only when it set it; the dispatcher deletes the flag before
-every claim and stops only after a claim found nothing, so a message committed before a
-kick that found the flag set is always claimed by the dispatcher that set it. Without a
+every claim and stops only after a claim that was not full (it took every row it could
+see), so a message committed before a kick that found the flag set is always claimed by
+the dispatcher that set it. Without a
 shared cache (the embedded default) every kick queues the task; with Celery eager (tests)
 the dispatcher runs right away. A kick lost with a dying process is made up by the timed
 drain (messaging/timed.py, beat), which runs the dispatcher too.
@@ -113,7 +114,8 @@ def dispatch_accepted(*, batch: int | None = None) -> int:
             return total
         drain.send(claimed.to_send)
         total += claimed.handled
-        if claimed.handled >= size:
-            size = min(size * 4, largest)
-            if not getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
-                _queue_dispatcher()  # a backlog: another worker may join
+        if claimed.handled < size:
+            return total  # it took every claimable row: the backlog is drained
+        size = min(size * 4, largest)
+        if not getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
+            _queue_dispatcher()  # a backlog: another worker may join

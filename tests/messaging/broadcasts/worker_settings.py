@@ -14,9 +14,6 @@ from config.settings.test import *  # noqa: F403
 
 CELERY_TASK_ALWAYS_EAGER = False
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("BROADCAST_TEST_QUEUE", "celery")
-# Every family's tasks (config/queues.py) on the test's one queue: routes win over the
-# queue a task names.
-CELERY_TASK_ROUTES = {"*": {"queue": CELERY_TASK_DEFAULT_QUEUE}}
 CELERY_WORKER_ENABLE_REMOTE_CONTROL = False
 CELERY_IMPORTS = ["tests.messaging.broadcasts.worker_hooks"]
 CELERY_BEAT_SCHEDULE = {
