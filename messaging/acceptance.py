@@ -10,7 +10,7 @@ compiled once per database and contact field (`platform_core/compiled_sql.py`):
     WHERE NOT EXISTS (<an opt-out blocking this recipient and sender>)
     RETURNING contact_id
 
-No row back means an opt-out blocks the send (`services.message_send` then loads it with
+No row back means an opt-out blocks the send (`sending/accept.py` then loads it with
 `blocking_opt_outs` for the error). The subqueries are the ORM's own SQL of
 `blocking_opt_outs` and `contact_ids`, so each rule is written once. PostgreSQL and SQLite
 (3.35+, for RETURNING) both run it.

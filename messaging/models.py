@@ -7,7 +7,7 @@ inbound (received from one). Its status walks the lifecycle of 0-conventions.md 
                              \\-> undelivered | failed | expired
     scheduled -> canceled                  inbound: received
 
-`STATUS_RANK` orders the statuses so that `services.message_apply_status` never moves a
+`STATUS_RANK` orders the statuses so that the status moves (status.py) never move a
 message backwards: a late "sent" receipt after "delivered" is ignored, and the terminal
 failures (`failed`, `undelivered`, `expired`, `canceled`) are final.
 

@@ -53,10 +53,10 @@ _TIMESTAMP_FIELD = {
     MessageStatus.EXPIRED: "failed_at",
     MessageStatus.CANCELED: "canceled_at",
 }
-# What a batch may change on a row; `write()` stores these for every row it holds.
+# What a batch may change on a row; `write()` stores those that moved on any of its rows.
 WRITTEN_FIELDS = ("status", "error_code", "error_message", "provider", "provider_message_id",
                   "sent_at", "delivered_at", "failed_at", "canceled_at", "fallback_due_at",
-                  "announced_at", "dispatched_at", "retry_at", "send_attempts", "updated_at")
+                  "announced_at", "dispatched_at", "retry_at", "send_attempts")
 
 
 # --- Events --------------------------------------------------------------------------------
@@ -127,6 +127,8 @@ class StatusBatch:
 
     def __init__(self, rows: Iterable[Message]) -> None:
         self.rows: dict[str, Message] = {m.pk: m for m in rows}
+        # What each row held when locked: `write()` stores only the columns that moved.
+        self._loaded = {pk: _values(m) for pk, m in self.rows.items()}
         self._changed: dict[str, Message] = {}
         self.now = timezone.now()
         self._events: list[tuple[Message, str, dict[str, Any]]] = []
@@ -199,9 +201,14 @@ class StatusBatch:
         """Store the rows, record the events, queue the callbacks, move the broadcasts'
         counters and fire the fallbacks of failed messages."""
         changed = list(self._changed.values())
-        for message in changed:
-            message.updated_at = self.now
-        bulk_write(Message, changed, WRITTEN_FIELDS)
+        fields = sorted({field for m in changed
+                         for field, before, now in zip(WRITTEN_FIELDS, self._loaded.get(
+                             m.pk, (None,) * len(WRITTEN_FIELDS)), _values(m), strict=True)
+                         if before != now})
+        if fields:
+            for message in changed:
+                message.updated_at = self.now
+            bulk_write(Message, changed, [*fields, "updated_at"])
         events = emit_batch([(m.organization, event_type, data)
                              for m, event_type, data in self._events])
         callbacks.callbacks_enqueue([
@@ -217,6 +224,10 @@ class StatusBatch:
 
             for message, reason in self._fallbacks:
                 fallback_fire(message, reason=reason)
+
+
+def _values(message: Message) -> tuple:
+    return tuple(getattr(message, field) for field in WRITTEN_FIELDS)
 
 
 # --- One message ---------------------------------------------------------------------------
