@@ -17,7 +17,8 @@
    with the serving worker's peak memory, each on a one-worker gunicorn of its own, and a
    three-rule segment count over 100,000 contacts, seeded once) and the messaging ones
    (bench/messaging_scenarios.py: accepted sends/s for POST /api/v1/messages in a sandbox
-   organization, and messages/s to `delivered` through one Celery worker) follow.
+   organization, and messages/s to `delivered` through one solo Celery worker per queue
+   family, `-Q sends|events|webhooks|default`) follow.
 5. The table and the targets of bench/targets.py are printed and written as Markdown to
    bench/results/latest.md. The exit code is 0 even when a target fails (this is a
    measurement); it is non-zero only when the harness itself could not run.
@@ -32,9 +33,10 @@ BENCH_WEBHOOK_LATENCY_EVENTS (200), BENCH_WEBHOOK_LATENCY_RATE (10/s), BENCH_SSE
 messaging (also scaled by BENCH_SCALE): BENCH_CONTACTS (100,000 seeded),
 BENCH_CONTACT_EXPORT_ROWS (10,000), BENCH_SEGMENT_EXPORT_SMALL_ROWS (10,000),
 BENCH_SEGMENT_EXPORT_LARGE_ROWS (50,000), BENCH_SEGMENT_COUNT_RUNS (100), BENCH_MESSAGES
-(2000), BENCH_SANDBOX_RECEIPT_DELAY (0 s). Broadcast (bench/broadcast_scenarios.py: messages/s
-queued and delivered by one sms broadcast, one prefork worker x2): BENCH_BROADCAST_RECIPIENTS
-(2000, scaled).
+(20,000), BENCH_MESSAGES_SMALL (2,000, the memory baseline), BENCH_SANDBOX_RECEIPT_DELAY
+(0 s). Broadcast (bench/broadcast_scenarios.py: messages/s queued and delivered by one sms
+broadcast, one solo worker per queue family): BENCH_BROADCAST_RECIPIENTS
+(10,000, scaled).
 """
 
 from __future__ import annotations

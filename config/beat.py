@@ -42,8 +42,9 @@ BEAT_SCHEDULE["templates-sync-statuses"] = {
     "schedule": 600.0,
 }
 BEAT_SCHEDULE["messaging-dispatch-due"] = {
-    # Scheduled sends whose send_at has come, queued messages no worker picked up (broker
-    # outage), and fallbacks whose primary had no delivery receipt in time.
+    # The timed drain of messaging (messaging/timed.py): due scheduled sends, send retries,
+    # sandbox receipts and no-receipt fallbacks, a killed worker's send claims, then the
+    # send drain (a lost drain signal). Woken earlier for work due sooner (`timed.arm`).
     "task": "messaging.dispatch_due",
     "schedule": 10.0,
 }
