@@ -15,89 +15,37 @@ after each full claim (up to MESSAGING_SEND_BATCH_MAX, 256): an idle system send
 message at once, a backlog goes out hundreds at a time. After each full claim the run
 kicks once more, so another worker process (if one is free) joins the drain.
 
-`kick()` costs the request a `threading.Event.set()`: a daemon thread per process turns
-kicks into at most one queued dispatcher for the deployment. It sets a Redis flag with
-SET NX and queues the task only when it set it; the dispatcher deletes the flag before
-every claim and stops only after a claim that was not full (it took every row it could
-see), so a message committed before a kick that found the flag set is always claimed by
-the dispatcher that set it. Without a
-shared cache (the embedded default) every kick queues the task; with Celery eager (tests)
-the dispatcher runs right away. A kick lost with a dying process is made up by the timed
-drain (messaging/timed.py, beat), which runs the dispatcher too.
+`kick()` is a coalesced drain signal (platform_core/drains.py): it costs the request a
+`threading.Event.set()`, and a deployment has at most one dispatcher queued at a time. The
+dispatcher clears the signal's flag before every claim and stops only after a claim that
+was not full (it took every row it could see), so a message committed before a kick that
+found the flag set is always claimed by the dispatcher that set it. A kick lost with a
+dying process is made up by the timed drain (messaging/timed.py, beat), which runs the
+dispatcher too.
 """
 
 from __future__ import annotations
 
-import logging
-import os
-import threading
-import time
-
 from django.conf import settings
-from django.core.cache import cache
 
-from platform_core.shared_cache import is_shared
-
-logger = logging.getLogger("messaging")
-
-PENDING_FLAG = "messaging:dispatch:pending"
-FLAG_TTL_SECONDS = 60  # a dispatcher lost before it ran is re-queued after this at worst
-COALESCE_SECONDS = 0.02  # at most one flag check per process per 20 ms (added latency)
-
-_kicker_lock = threading.Lock()
-_kicker: _Kicker | None = None
+from platform_core.drains import DrainSignal
 
 
-def _queue_dispatcher() -> None:
-    from .tasks import dispatch_accepted as task
+def _task():
+    from .tasks import dispatch_accepted
 
-    if is_shared() and not cache.add(PENDING_FLAG, 1, timeout=FLAG_TTL_SECONDS):
-        return  # queued or running: it claims after deleting the flag, so it sees ours
-    try:
-        task.delay()
-    except Exception:
-        logger.exception("could not queue the message dispatcher; the sweep will run it")
-        if is_shared():
-            cache.delete(PENDING_FLAG)
+    return dispatch_accepted
 
 
-class _Kicker:
-    """One daemon thread per process that turns kicks into `_queue_dispatcher()` calls."""
-
-    def __init__(self) -> None:
-        self.pid = os.getpid()
-        self.wanted = threading.Event()
-        threading.Thread(target=self._run, name="messaging-dispatch-kicker", daemon=True).start()
-
-    def _run(self) -> None:
-        while True:
-            self.wanted.wait()
-            self.wanted.clear()
-            try:
-                _queue_dispatcher()
-            except Exception:  # the sweep makes up for it; keep the thread alive
-                logger.exception("dispatch kick failed")
-            time.sleep(COALESCE_SECONDS)
+# The flag outlives a dispatcher lost before it ran by a minute at worst; kicks of the next
+# 20 ms ride along with one check of it.
+SIGNAL = DrainSignal("messaging-dispatch", _task, flag_ttl=60, coalesce=0.02)
+PENDING_FLAG = SIGNAL.flag
 
 
 def kick() -> None:
     """Make sure a dispatcher will claim what was committed before this call."""
-    if getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
-        from .tasks import dispatch_accepted as task
-
-        try:
-            task.delay()
-        except Exception:
-            logger.exception("could not run the message dispatcher; the sweep will run it")
-        return
-    global _kicker
-    kicker = _kicker
-    if kicker is None or kicker.pid != os.getpid():  # first use, or a forked child
-        with _kicker_lock:
-            if _kicker is None or _kicker.pid != os.getpid():
-                _kicker = _Kicker()
-            kicker = _kicker
-    kicker.wanted.set()
+    SIGNAL.kick()
 
 
 def dispatch_accepted(*, batch: int | None = None) -> int:
@@ -107,8 +55,7 @@ def dispatch_accepted(*, batch: int | None = None) -> int:
     largest = batch or drain.batch_max()
     size, total = 1, 0
     while True:
-        if is_shared():
-            cache.delete(PENDING_FLAG)  # before the claim: a later kick queues a new run
+        SIGNAL.clear()  # before the claim: a later kick queues a new run
         claimed = drain.claim(size)
         if not claimed.handled:
             return total
@@ -118,4 +65,4 @@ def dispatch_accepted(*, batch: int | None = None) -> int:
             return total  # it took every claimable row: the backlog is drained
         size = min(size * 4, largest)
         if not getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
-            _queue_dispatcher()  # a backlog: another worker may join
+            SIGNAL.wake()  # a backlog: another worker may join

@@ -36,9 +36,13 @@ COALESCE_SECONDS = 0.005  # after queueing, kicks of the next 5 ms ride along
 class DrainSignal:
     """One drain: its Redis flag and the Celery task (looked up lazily) it queues."""
 
-    def __init__(self, name: str, task: Callable[[], object]) -> None:
+    def __init__(self, name: str, task: Callable[[], object], *,
+                 flag_ttl: float = FLAG_TTL_SECONDS, coalesce: float = COALESCE_SECONDS
+                 ) -> None:
         self.name = name
         self.flag = f"drain:{name}:pending"
+        self.flag_ttl = flag_ttl
+        self.coalesce = coalesce
         self._task = task  # returns the Celery task object (import cycles stay lazy)
         self._lock = threading.Lock()
         self._pid: int | None = None
@@ -63,9 +67,14 @@ class DrainSignal:
         if is_shared():
             cache.delete(self.flag)
 
+    def wake(self) -> None:
+        """Queue a drain now unless one is queued already (from the drain itself: a backlog
+        is left, so another worker may join)."""
+        self._queue()
+
     def _queue(self, *, flag: bool = True) -> None:
         flag = flag and is_shared()
-        if flag and not cache.add(self.flag, 1, timeout=FLAG_TTL_SECONDS):
+        if flag and not cache.add(self.flag, 1, timeout=self.flag_ttl):
             return  # queued or running: it clears the flag before claiming, so it sees ours
         try:
             self._task().delay()
@@ -83,4 +92,4 @@ class DrainSignal:
                 self._queue()
             except Exception:  # the sweep makes up for it; keep the thread alive
                 logger.exception("%s drain kick failed", self.name)
-            time.sleep(COALESCE_SECONDS)
+            time.sleep(self.coalesce)

@@ -82,10 +82,10 @@ def test_kicks_queue_one_dispatcher_until_it_runs(monkeypatch, settings):
     monkeypatch.setattr(tasks.dispatch_accepted, "delay", lambda: queued.append(1))
     cache.delete(dispatcher.PENDING_FLAG)
     for _ in range(5):
-        dispatcher._queue_dispatcher()
+        dispatcher.SIGNAL.wake()
     assert queued == [1]  # the flag stands for the queued run
     dispatcher.dispatch_accepted()  # deletes the flag before claiming
-    dispatcher._queue_dispatcher()
+    dispatcher.SIGNAL.wake()
     assert queued == [1, 1]
 
 
@@ -104,4 +104,4 @@ def test_outside_eager_mode_the_request_only_wakes_the_kicker_thread(monkeypatch
     cache.delete(dispatcher.PENDING_FLAG)
     dispatcher.kick()
     assert done.wait(5), "the kicker thread never queued the dispatcher"
-    assert callers == ["messaging-dispatch-kicker"]  # not the request's thread
+    assert callers == ["drain-kicker-messaging-dispatch"]  # not the request's thread
