@@ -1,6 +1,6 @@
 """The background plane's Celery queues: one per family, so a flood on one never starves
-another. A task names its queue in its decorator (`@shared_task(queue=queues.SENDS)`);
-anything that names none runs on `default`. `Procfile.dev` and the README's production
+another. `ROUTES` (the `task_routes` setting) sends each family's tasks to its queue;
+anything it does not name runs on `default`. `Procfile.dev` and the README's production
 topology say which worker serves which queue.
 """
 
@@ -10,3 +10,11 @@ WEBHOOKS = "webhooks"  # outbound HTTP: webhook deliveries, status callbacks, si
 DEFAULT = "default"    # everything else: broadcasts, exports, templates, segments, sweeps
 
 ALL = (SENDS, EVENTS, WEBHOOKS, DEFAULT)
+
+ROUTES = {
+    "messaging.dispatch_accepted": {"queue": SENDS},
+    "messaging.dispatch_due": {"queue": SENDS},
+    "messaging.deliver_callback": {"queue": WEBHOOKS},
+    "events.*": {"queue": EVENTS},
+    "webhooks.*": {"queue": WEBHOOKS},
+}

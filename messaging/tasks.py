@@ -15,27 +15,25 @@ import logging
 
 from celery import shared_task
 
-from config import queues
-
 from . import callbacks, dispatcher, timed
 
 logger = logging.getLogger("messaging")
 
 
-@shared_task(name="messaging.deliver_callback", ignore_result=True, queue=queues.WEBHOOKS)
+@shared_task(name="messaging.deliver_callback", ignore_result=True)
 def deliver_callback() -> int:
     """The status-callback drain: send every due callback (callbacks.py), kicked after
     the commit that owes them and swept by beat for retries; the number attempted."""
     return callbacks.callbacks_deliver_due()
 
 
-@shared_task(name="messaging.dispatch_accepted", ignore_result=True, queue=queues.SENDS)
+@shared_task(name="messaging.dispatch_accepted", ignore_result=True)
 def dispatch_accepted() -> int:
     """Announce accepted messages and send them in batches (messaging/dispatcher.py)."""
     return dispatcher.dispatch_accepted()
 
 
-@shared_task(name="messaging.dispatch_due", ignore_result=True, queue=queues.SENDS)
+@shared_task(name="messaging.dispatch_due", ignore_result=True)
 def dispatch_due() -> dict[str, int]:
     return timed.messages_dispatch_due()
 

@@ -200,8 +200,11 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
-# One queue per family (config/queues.py); a task that names none runs on `default`.
+# One queue per family (config/queues.py); a task it does not route runs on `default`.
+from config.queues import ROUTES  # noqa: E402
+
 CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_ROUTES = ROUTES
 # Celery's Django fixup closes the database connection around every task unless told to
 # reuse it; a reconnect costs ~20 ms, more than a webhook delivery itself.
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)

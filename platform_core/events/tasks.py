@@ -12,21 +12,19 @@ from datetime import timedelta
 from celery import shared_task
 from django.utils import timezone
 
-from config import queues
-
 from . import bus, conf
 from .models import Event
 
 logger = logging.getLogger("platform_core.events")
 
 
-@shared_task(name="events.drain", ignore_result=True, queue=queues.EVENTS)
+@shared_task(name="events.drain", ignore_result=True)
 def drain_events() -> int:
     """Fan out every committed, undispatched event (kicked after each commit)."""
     return bus.drain()
 
 
-@shared_task(name="events.redispatch_pending", ignore_result=True, queue=queues.EVENTS)
+@shared_task(name="events.redispatch_pending", ignore_result=True)
 def redispatch_pending() -> int:
     """Beat (config/beat.py): fan out events committed but not dispatched after a grace
     period — a crash between commit and fan-out, a broker outage at kick time, handlers
@@ -41,7 +39,7 @@ def redispatch_pending() -> int:
 PURGE_BATCH = 5000
 
 
-@shared_task(name="events.purge_outbox", ignore_result=True, queue=queues.EVENTS)
+@shared_task(name="events.purge_outbox", ignore_result=True)
 def purge_outbox() -> int:
     """Delete outbox rows older than `EVENTS_OUTBOX_RETENTION_DAYS` (30) in batches.
 

@@ -10,18 +10,16 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from config import queues
-
 from . import services
 
 
-@shared_task(name="webhooks.drain", ignore_result=True, queue=queues.WEBHOOKS)
+@shared_task(name="webhooks.drain", ignore_result=True)
 def drain_deliveries() -> int:
     """Deliver every due webhook delivery; the number attempted."""
     return services.deliveries_dispatch_due()
 
 
-@shared_task(name="webhooks.dispatch_due", ignore_result=True, queue=queues.WEBHOOKS)
+@shared_task(name="webhooks.dispatch_due", ignore_result=True)
 def dispatch_due_webhook_deliveries() -> int:
     """Beat (config/beat.py): the same drain, for rows that came due with no kick."""
     return services.deliveries_dispatch_due()

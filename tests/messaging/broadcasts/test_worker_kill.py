@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 import uuid
 from collections import Counter
@@ -24,8 +22,6 @@ from pathlib import Path
 
 import pytest
 import redis
-from django.conf import settings
-from django.db import connection
 from django.db.models import Max, Min
 from kombu import Connection
 
@@ -36,74 +32,27 @@ from messaging.broadcasts.models import Broadcast
 from messaging.models import Message
 from platform_core.events.models import Event
 from platform_core.tenancy.context import tenant_context
+from tests.worker_process import WorkerProcess
 
 from .conftest import make_list, recount
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 BROKER = os.environ.get("BROADCAST_TEST_BROKER_URL", "redis://127.0.0.1:6379/12")
-ROOT = Path(__file__).resolve().parents[3]
 RECIPIENTS = 10_000
 KILL_AFTER = 3_000
 CONCURRENCY = 2
 
 
-def _database_url() -> str:
-    s = connection.settings_dict
-    auth = s["USER"] + (f":{s['PASSWORD']}" if s.get("PASSWORD") else "")
-    return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
-
-
-class Worker:
+class Worker(WorkerProcess):
     def __init__(self, name: str, queue: str, run_id: str, send_log: str, tmp_path: Path,
                  beat: bool) -> None:
-        self.log = tmp_path / f"{name}.log"
-        env = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "tests.messaging.broadcasts.worker_settings",
-            "DATABASE_URL": _database_url(),
-            "CELERY_BROKER_URL": BROKER,
-            "VAR_DIR": str(tmp_path / "var"),
-            "FIELD_ENCRYPTION_KEY": ",".join(settings.FIELD_ENCRYPTION_KEYS),
-            "SECRET_KEY": settings.SECRET_KEY,
-            "PYTHONPATH": str(ROOT),
-            "TEST_RUN_ID": run_id,  # one cache prefix (token buckets) for both workers
-            "BROADCAST_TEST_QUEUE": queue,
-            "BROADCAST_TEST_SEND_LOG": send_log,
-        }
-        command = [sys.executable, "-m", "celery", "-A", "config", "worker",
-                   f"--concurrency={CONCURRENCY}", "-Q", queue, "-n", f"{name}-{queue}@%h",
-                   "--loglevel=WARNING", "--without-mingle", "--without-gossip",
-                   "--without-heartbeat"]
-        if beat:
-            command += ["-B", "--schedule", str(tmp_path / f"{name}-beat")]
-        self.process = subprocess.Popen(  # noqa: S603
-            command, cwd=ROOT, env=env, stdout=self.log.open("wb"), stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-    def kill(self, sig=signal.SIGKILL) -> None:
-        """Signal the worker's process group: the main process, its pool and its beat."""
-        try:
-            os.killpg(self.process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=20)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                os.killpg(self.process.pid, 0)
-            except ProcessLookupError:
-                return
-            time.sleep(0.1)
-        os.killpg(self.process.pid, signal.SIGKILL)
-
-    def text(self) -> str:
-        return self.log.read_text(errors="replace")[-6000:]
+        super().__init__(
+            name, queue, tmp_path, broker=BROKER, beat=beat, loglevel="WARNING",
+            settings_module="tests.messaging.broadcasts.worker_settings",
+            pool=(f"--concurrency={CONCURRENCY}",),
+            env={"TEST_RUN_ID": run_id,  # one cache prefix (token buckets) for both workers
+                 "BROADCAST_TEST_QUEUE": queue, "BROADCAST_TEST_SEND_LOG": send_log})
 
 
 def _broadcast(tenant, broadcast_id: str) -> Broadcast:

@@ -14,6 +14,8 @@ from config.settings.test import *  # noqa: F403
 
 CELERY_TASK_ALWAYS_EAGER = False
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("BROADCAST_TEST_QUEUE", "celery")
+# Every task on the run's own queue, not its family's (fixed names a concurrent run shares).
+CELERY_TASK_ROUTES = {"*": {"queue": CELERY_TASK_DEFAULT_QUEUE}}
 CELERY_WORKER_ENABLE_REMOTE_CONTROL = False
 CELERY_IMPORTS = ["tests.messaging.broadcasts.worker_hooks"]
 CELERY_BEAT_SCHEDULE = {

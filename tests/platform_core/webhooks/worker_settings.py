@@ -15,6 +15,7 @@ if os.environ.get("WEBHOOK_DELIVERY_LEASE_SECONDS"):  # else the default, timeou
     WEBHOOK_DELIVERY_LEASE_SECONDS = float(os.environ["WEBHOOK_DELIVERY_LEASE_SECONDS"])
 # A queue of the test's own, so its tasks (and the beat's) never meet anyone else's.
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("WEBHOOK_TEST_QUEUE", "celery")
+CELERY_TASK_ROUTES = {"*": {"queue": CELERY_TASK_DEFAULT_QUEUE}}
 CELERY_BEAT_SCHEDULE = {
     "webhooks-dispatch-due": {"task": "webhooks.dispatch_due", "schedule": 1.0,
                               "options": {"queue": CELERY_TASK_DEFAULT_QUEUE}},

@@ -10,92 +10,28 @@ the fan-out to the worker instead.
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
-import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
 import redis
-from django.conf import settings
-from django.db import connection
 from kombu import Connection
 
 from config.celery import app as celery_app
+from tests.worker_process import WorkerProcess
 
 BROKER = os.environ.get("WEBHOOK_TEST_BROKER_URL",
                         os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/11"))
-ROOT = Path(__file__).resolve().parents[3]
 
 
-def _database_url() -> str:
-    s = connection.settings_dict
-    auth = s["USER"] + (f":{s['PASSWORD']}" if s.get("PASSWORD") else "")
-    return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
-
-
-class Worker:
+class Worker(WorkerProcess):
     def __init__(self, name: str, queue: str, tmp_path: Path, *, beat: bool,
                  timeout: float = 5, lease: float | None = 6) -> None:
-        self.log = tmp_path / f"{name}.log"
-        env = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "tests.platform_core.webhooks.worker_settings",
-            "DATABASE_URL": _database_url(),
-            "CELERY_BROKER_URL": BROKER,
-            "VAR_DIR": str(tmp_path / "var"),
-            # The same keys as this process, so both read the encrypted secrets.
-            "FIELD_ENCRYPTION_KEY": ",".join(settings.FIELD_ENCRYPTION_KEYS),
-            "SECRET_KEY": settings.SECRET_KEY,
-            "PYTHONPATH": str(ROOT),
-            "WEBHOOK_TIMEOUT_SECONDS": str(timeout),
-            "WEBHOOK_TEST_QUEUE": queue,
-        }
-        if lease is not None:
-            env["WEBHOOK_DELIVERY_LEASE_SECONDS"] = str(lease)
-        else:
-            env.pop("WEBHOOK_DELIVERY_LEASE_SECONDS", None)
-        command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo",
-                   "-Q", queue, "-n", f"{name}-{queue}@%h", "--loglevel=INFO",
-                   "--without-mingle", "--without-gossip", "--without-heartbeat"]
-        if beat:
-            command += ["-B", "--schedule", str(tmp_path / f"{name}-beat")]
-        self.process = subprocess.Popen(  # noqa: S603
-            command, cwd=ROOT, env=env, stdout=self.log.open("wb"), stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-    def wait_ready(self, timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if b" ready." in self.log.read_bytes():
-                return
-            assert self.process.poll() is None, self.log.read_text()
-            time.sleep(0.1)
-        raise AssertionError(f"worker not ready:\n{self.log.read_text()}")
-
-    def kill(self, sig=signal.SIGKILL) -> None:
-        """Signal the worker's own process group (the worker and its embedded beat)."""
-        try:
-            os.killpg(self.process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=15)
-        # Wait for the rest of the group (the embedded beat) to be gone too.
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                os.killpg(self.process.pid, 0)
-            except ProcessLookupError:
-                return
-            time.sleep(0.1)
-        os.killpg(self.process.pid, signal.SIGKILL)
+        env = {"WEBHOOK_TIMEOUT_SECONDS": str(timeout), "WEBHOOK_TEST_QUEUE": queue,
+               # None: the worker's default lease, computed from the timeout
+               "WEBHOOK_DELIVERY_LEASE_SECONDS": None if lease is None else str(lease)}
+        super().__init__(name, queue, tmp_path, broker=BROKER, beat=beat, env=env,
+                         settings_module="tests.platform_core.webhooks.worker_settings")
 
 
 def new_queue(name: str) -> str:
