@@ -18,8 +18,9 @@ in flight per origin, and POSTs them concurrently through the hardened client (S
 at send time, connection pinned to the checked address, no redirects, bounded timeout).
 A non-2xx answer or a transport error is retried at the next slot of
 `CALLBACK_RETRY_SCHEDULE` (default 10 s, 60 s, 300 s; the beat sweep picks the due ones
-up), then dropped with a log line. There is no delivery record: a row lives only while the
-callback is owed. Durable, recorded delivery is what webhook endpoints are for.
+up), then dropped with a log line. A message's callbacks to one origin go out one at a time, in
+order (a retrying one holds the later ones). There is no delivery record: a row lives
+only while the callback is owed. Durable, recorded delivery is what webhook endpoints are for.
 """
 
 from __future__ import annotations
@@ -71,16 +72,18 @@ def origin(url: str) -> str:
     return f"{parts.scheme}://{(parts.hostname or '').lower()}:{port}"[:300]
 
 
-def callbacks_enqueue(items: Sequence[tuple[str, str, str]]) -> None:
-    """Owe callbacks, `(organization_id, event_id, url)` each: one INSERT in the current
-    transaction; they go out once it commits."""
+def callbacks_enqueue(items: Sequence[tuple[str, str, str, str | None]]) -> None:
+    """Owe callbacks, `(organization_id, event_id, url, subject)` each, in the order their
+    events were emitted: one INSERT in the current transaction; they go out once it commits,
+    FIFO per (origin, subject) (the subject is the message id; None: no ordering)."""
     if not items:
         return
     now = timezone.now()
     CallbackDelivery.objects.dangerously_unscoped().bulk_create([
         CallbackDelivery(organization_id=organization_id, event_id=event_id, url=url,
-                         origin=origin(url), next_retry_at=now, created_at=now)
-        for organization_id, event_id, url in items
+                         origin=origin(url), next_retry_at=now, created_at=now,
+                         subject=subject)
+        for organization_id, event_id, url, subject in items
     ])
     transaction.on_commit(DRAIN.kick)
 
@@ -101,6 +104,10 @@ class CallbackSource(Source):
     name = "callbacks"
     table = CallbackDelivery._meta.db_table
     key_column = "origin"
+    # A message's callbacks go out in order (engine.py); created in their events' order,
+    # ids made in one process in a burst increase (platform_core/ids.py).
+    subject_column = "subject"
+    order_columns = ("created_at", "id")
     signal = DRAIN
 
     def cap(self) -> int:

@@ -104,7 +104,7 @@ def emit_status(message: Message, *, status: str | None = None) -> None:
     event = emit(organization=message.organization, type=event_type, data=data)
     if message.status_callback:
         callbacks.callbacks_enqueue([(message.organization_id, event.pk,
-                                      message.status_callback)])
+                                      message.status_callback, message.pk)])
 
 
 # --- Locking -------------------------------------------------------------------------------
@@ -212,7 +212,7 @@ class StatusBatch:
         events = emit_batch([(m.organization, event_type, data)
                              for m, event_type, data in self._events])
         callbacks.callbacks_enqueue([
-            (m.organization_id, event.pk, m.status_callback)
+            (m.organization_id, event.pk, m.status_callback, m.pk)
             for (m, _type, _data), event in zip(self._events, events, strict=True)
             if m.status_callback])
         if self._moves:

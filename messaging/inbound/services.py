@@ -154,5 +154,6 @@ def inbound_message_create(
         emit(organization=organization, type="normalized.inbound",
              data={"message_id": message.pk, "event": "message.received", **normalized})
         if service is not None and service.inbound_webhook_url:
-            callbacks.callbacks_enqueue([(organization.pk, event.pk, service.inbound_webhook_url)])
+            callbacks.callbacks_enqueue([(organization.pk, event.pk,
+                                          service.inbound_webhook_url, message.pk)])
     return message

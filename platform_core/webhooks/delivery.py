@@ -74,8 +74,11 @@ class WebhookSource(Source):
     name = "webhooks"
     table = WebhookDelivery._meta.db_table
     key_column = "endpoint_id"
-    key_join = (f"JOIN {WebhookEndpoint._meta.db_table} e"
-                " ON e.id = keys.k AND e.enabled")
+    key_join = (f"JOIN {WebhookEndpoint._meta.db_table} ep"
+                " ON ep.id = keys.k AND ep.enabled")
+    # FIFO per (endpoint, subject), in the order the events were created (engine.py).
+    subject_column = "subject"
+    order_columns = ("event_created_at", "event_id")
     signal = services.DRAIN
 
     def cap(self) -> int:
@@ -172,7 +175,12 @@ class WebhookSource(Source):
 
 def _write_back(rows: list[WebhookDelivery]) -> None:
     """One UPDATE ... FROM unnest(arrays) for every recorded delivery (Django's
-    bulk_update builds a CASE per column and row: most of a batch's time)."""
+    bulk_update builds a CASE per column and row: most of a batch's time). Elsewhere than
+    on PostgreSQL (the embedded SQLite default), Django's portable bulk_update."""
+    if connection.vendor != "postgresql":
+        WebhookDelivery.objects.dangerously_unscoped().bulk_update(
+            rows, [name for name, _ in _RECORDED])
+        return
     table = WebhookDelivery._meta.db_table
     sets = ", ".join(f"{name} = v.{name}" for name, _ in _RECORDED)
     arrays = ", ".join(["%s::text[]"] + [f"%s::{'text' if kind == 'jsonb' else kind}[]"

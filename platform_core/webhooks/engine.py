@@ -20,6 +20,19 @@ drain of one source:
    finishes, in one transaction; if that fails the rows are recorded one by one so one bad
    row never loses the batch.
 
+Ordering: a source may name a *subject* column (the message a row is about) and the
+columns that order rows of one subject (the event's creation). A row whose key has an
+earlier pending row of the same subject is not claimed, so at most one row per (key,
+subject) is in flight and the rows of a subject go out strictly FIFO: a later row waits
+until the earlier one is delivered or given up, also while the earlier one waits for a
+retry (a receiver never sees `message.delivered` before `message.queued`). Rows without a
+subject, and different subjects, still go out concurrently under the key's cap.
+
+Claims and write-backs use PostgreSQL statements (arrays, `LATERAL`, `SKIP LOCKED`); on
+any other database (the embedded SQLite default: one writer at a time, no SKIP LOCKED) a
+portable path claims with one `UPDATE … RETURNING` per key inside the transaction, which
+SQLite's single writer serializes.
+
 The drain loops until a claim finds nothing and nothing is in flight, or for
 `max_seconds`, after which it kicks a fresh drain and returns. A worker killed in the
 middle leaves its rows leased: they are due again when the lease ends and the source's
@@ -94,6 +107,10 @@ class Source:
     table: str
     key_column: str
     key_join: str = ""  # SQL joined on `keys.k` to keep only keys that may be sent to
+    # FIFO per (key, subject): the subject column (None: no ordering) and the columns that
+    # order one subject's rows (compared as a row value, oldest first).
+    subject_column: str | None = None
+    order_columns: tuple[str, ...] = ()
     signal: DrainSignal
 
     def cap(self) -> int:
@@ -114,26 +131,57 @@ class Source:
 _cursor: dict[str, str] = {}
 
 
-def keys_with_due_rows(source: Source, now) -> list[tuple[str, int]]:
-    """(key, rows claimed now) for every key with due rows, by a skip scan of the pending
-    index: one probe per key with pending rows, whatever the backlog."""
+def _is_postgresql() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def _may_go(source: Source, row: str) -> str:
+    """SQL condition: `row` has no earlier pending row of its key and subject (FIFO)."""
+    subject = source.subject_column
+    if subject is None:
+        return "TRUE"
     t, k = source.table, source.key_column
-    sql = f"""
-        WITH RECURSIVE keys(k) AS (
-            (SELECT {k} FROM {t} WHERE status = 'pending' ORDER BY {k} LIMIT 1)
-            UNION ALL
-            SELECT (SELECT p.{k} FROM {t} p WHERE p.status = 'pending' AND p.{k} > keys.k
-                    ORDER BY p.{k} LIMIT 1)
-            FROM keys WHERE keys.k IS NOT NULL
-        )
-        SELECT keys.k,
-               (SELECT count(*) FROM {t} c WHERE c.{k} = keys.k AND c.status = 'pending'
-                  AND c.claim_token <> '' AND c.next_retry_at > %s)
-        FROM keys {source.key_join}
-        WHERE keys.k IS NOT NULL AND EXISTS (
-            SELECT 1 FROM {t} d WHERE d.{k} = keys.k AND d.status = 'pending'
-              AND d.next_retry_at <= %s)
-    """  # noqa: S608 - table and column names are the sources' constants
+    earlier = ", ".join(f"e.{c}" for c in source.order_columns)
+    later = ", ".join(f"{row}.{c}" for c in source.order_columns)
+    return f"""({row}.{subject} IS NULL OR NOT EXISTS (
+        SELECT 1 FROM {t} e WHERE e.{k} = {row}.{k} AND e.{subject} = {row}.{subject}
+          AND e.status = 'pending' AND ({earlier}) < ({later})))"""  # noqa: S608
+
+
+def keys_with_due_rows(source: Source, now) -> list[tuple[str, int]]:
+    """(key, rows claimed now) for every key with a row that may go now. On PostgreSQL a
+    skip scan of the pending index: one probe per key with pending rows, whatever the
+    backlog."""
+    t, k = source.table, source.key_column
+    if _is_postgresql():
+        sql = f"""
+            WITH RECURSIVE keys(k) AS (
+                (SELECT {k} FROM {t} WHERE status = 'pending' ORDER BY {k} LIMIT 1)
+                UNION ALL
+                SELECT (SELECT p.{k} FROM {t} p WHERE p.status = 'pending'
+                        AND p.{k} > keys.k ORDER BY p.{k} LIMIT 1)
+                FROM keys WHERE keys.k IS NOT NULL
+            )
+            SELECT keys.k,
+                   (SELECT count(*) FROM {t} c WHERE c.{k} = keys.k AND c.status = 'pending'
+                      AND c.claim_token <> '' AND c.next_retry_at > %s)
+            FROM keys {source.key_join}
+            WHERE keys.k IS NOT NULL AND EXISTS (
+                SELECT 1 FROM {t} d WHERE d.{k} = keys.k AND d.status = 'pending'
+                  AND d.next_retry_at <= %s AND {_may_go(source, "d")})
+        """  # noqa: S608 - table and column names are the sources' constants
+    else:
+        sql = f"""
+            SELECT keys.k, keys.claimed FROM (
+                SELECT c.{k} AS k,
+                       SUM(CASE WHEN c.claim_token <> '' AND c.next_retry_at > %s
+                           THEN 1 ELSE 0 END) AS claimed
+                FROM {t} c WHERE c.status = 'pending' GROUP BY c.{k}
+            ) keys {source.key_join}
+            WHERE EXISTS (
+                SELECT 1 FROM {t} d WHERE d.{k} = keys.k AND d.status = 'pending'
+                  AND d.next_retry_at <= %s AND {_may_go(source, "d")})
+        """  # noqa: S608 - table and column names are the sources' constants
     with connection.cursor() as cursor:
         cursor.execute(sql, [now, now])
         return [(key, claimed) for key, claimed in cursor.fetchall()]
@@ -177,12 +225,15 @@ def claim(source: Source, limit: int) -> tuple[list[str], str]:
     token = secrets.token_hex(8)
     lease = now + timedelta(seconds=source.lease_seconds())
     t, k = source.table, source.key_column
+    if not _is_postgresql():
+        return _claim_portable(source, room, token, now, lease), token
     sql = f"""
         WITH want(k, n) AS (SELECT * FROM unnest(%s::varchar[], %s::int[])),
         picked AS (
             SELECT p.id FROM want CROSS JOIN LATERAL (
                 SELECT d.id FROM {t} d
                 WHERE d.{k} = want.k AND d.status = 'pending' AND d.next_retry_at <= %s
+                  AND {_may_go(source, "d")}
                 ORDER BY d.next_retry_at LIMIT want.n
                 FOR UPDATE OF d SKIP LOCKED
             ) p
@@ -195,6 +246,28 @@ def claim(source: Source, limit: int) -> tuple[list[str], str]:
         cursor.execute(sql, [list(room), list(room.values()), now, token, lease, now])
         ids = [row[0] for row in cursor.fetchall()]
     return ids, token
+
+
+def _claim_portable(source: Source, room: dict[str, int], token: str, now,
+                    lease) -> list[str]:
+    """The claim without PostgreSQL's arrays and SKIP LOCKED: one UPDATE per key in one
+    transaction (SQLite's single writer serializes concurrent drains)."""
+    t, k = source.table, source.key_column
+    sql = f"""
+        UPDATE {t} SET claim_token = %s, next_retry_at = %s, updated_at = %s
+        WHERE id IN (
+            SELECT d.id FROM {t} d
+            WHERE d.{k} = %s AND d.status = 'pending' AND d.next_retry_at <= %s
+              AND {_may_go(source, "d")}
+            ORDER BY d.next_retry_at LIMIT %s)
+        RETURNING id
+    """  # noqa: S608 - table and column names are the sources' constants
+    ids: list[str] = []
+    with transaction.atomic(), connection.cursor() as cursor:
+        for key, n in room.items():
+            cursor.execute(sql, [token, lease, now, key, now, n])
+            ids.extend(row[0] for row in cursor.fetchall())
+    return ids
 
 
 # --- The drain -----------------------------------------------------------------------------

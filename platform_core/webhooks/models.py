@@ -110,6 +110,11 @@ class WebhookDelivery(TenantModel):
     succeeded_at = models.DateTimeField(null=True, blank=True)
     failed_at = models.DateTimeField(null=True, blank=True)
     dead_lettered_at = models.DateTimeField(null=True, blank=True)
+    # FIFO per (endpoint, subject): the message (or other resource) the event is about, and
+    # the event's creation, which orders one subject's deliveries (delivery.py, engine.py).
+    # No subject: no ordering constraint (a replay, an event about no one resource).
+    subject = models.CharField(max_length=64, null=True, blank=True)
+    event_created_at = models.DateTimeField(null=True, blank=True)
     replay_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL,
                                   related_name="replays")
     created_at = models.DateTimeField(default=timezone.now)
@@ -129,6 +134,11 @@ class WebhookDelivery(TenantModel):
                          condition=models.Q(status="pending")),
             models.Index(fields=["endpoint"], name="webhooks_dlv_claimed",
                          condition=models.Q(status="pending") & ~models.Q(claim_token="")),
+            # The claim's FIFO gate: an earlier pending delivery of the same endpoint and
+            # subject holds a later one back.
+            models.Index(fields=["endpoint", "subject", "event_created_at", "event_id"],
+                         name="webhooks_dlv_subject",
+                         condition=models.Q(status="pending", subject__isnull=False)),
             models.Index(fields=["organization", "id"], name="webhooks_dlv_dead",
                          condition=models.Q(dead_lettered_at__isnull=False, status="failed")),
         ]
@@ -176,6 +186,9 @@ class CallbackDelivery(TenantModel):
     next_retry_at = models.DateTimeField(default=timezone.now)
     claim_token = models.CharField(max_length=32, blank=True, default="")
     last_error = models.CharField(max_length=500, blank=True, default="")
+    # FIFO per (origin, subject = the message), in creation order (rows are written in the
+    # transaction that emits their event).
+    subject = models.CharField(max_length=64, null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -185,6 +198,9 @@ class CallbackDelivery(TenantModel):
                          condition=models.Q(status="pending")),
             models.Index(fields=["origin"], name="webhooks_cbk_claimed",
                          condition=models.Q(status="pending") & ~models.Q(claim_token="")),
+            models.Index(fields=["origin", "subject", "created_at", "id"],
+                         name="webhooks_cbk_subject",
+                         condition=models.Q(status="pending", subject__isnull=False)),
         ]
 
     def __str__(self) -> str:

@@ -218,6 +218,21 @@ def _wants(endpoint: WebhookEndpoint, event) -> bool:
                 and (event.data or {}).get("endpoint_id") == endpoint.pk)
 
 
+def event_subject(event_type: str, data: Any) -> str | None:
+    """What an event is about, for FIFO delivery per (endpoint, subject): a message event's
+    `message_id`; otherwise the id of the resource its type names (`contact.updated`:
+    `contact_id`, or `contact.id`, or `id`); None (no ordering constraint) if it names none."""
+    if not isinstance(data, dict):
+        return None
+    resource = event_type.split(".", 1)[0]
+    nested = data.get(resource)
+    for value in (data.get("message_id"), data.get(f"{resource}_id"),
+                  nested.get("id") if isinstance(nested, dict) else None, data.get("id")):
+        if isinstance(value, str) and value and len(value) <= 64:
+            return value
+    return None
+
+
 def _drain_task():
     from .tasks import drain_deliveries
 
@@ -247,11 +262,12 @@ def deliveries_create_for_events(events: Sequence) -> list[WebhookDelivery]:
         if not endpoints:
             continue
         envelope = json.loads(json.dumps(event.envelope(), default=str))
+        subject = event_subject(event.type, event.data)
         rows.extend(
             WebhookDelivery(
                 organization_id=event.organization_id, endpoint_id=e.pk, event_id=event.pk,
                 event_type=event.type, payload=envelope, status=DeliveryStatus.PENDING,
-                next_retry_at=now,
+                next_retry_at=now, subject=subject, event_created_at=event.created_at,
             )
             for e in endpoints
         )

@@ -31,17 +31,19 @@ def test_failed_callbacks_are_retried_by_the_sweep_then_dropped(tenant, receiver
     settings.CALLBACK_RETRY_SCHEDULE = "10,60"
     receiver.mode = "500"
     send({"channel": "sms", "to": SANDBOX_FAIL, "body": "x", "status_callback": receiver.url})
-    assert _types(receiver) == ["message.failed", "message.queued"]  # first attempts
-    rows = list(CallbackDelivery.objects.dangerously_unscoped())
-    assert [(r.attempts, r.claim_token) for r in rows] == [(1, ""), (1, "")]
-    assert all(r.last_error == "answered 500" for r in rows)
+    # FIFO per message: `message.failed` waits while `message.queued` is being retried.
+    assert _types(receiver) == ["message.queued"]
+    rows = {r.event_id: r for r in CallbackDelivery.objects.dangerously_unscoped()}
+    assert sorted((r.attempts, r.claim_token) for r in rows.values()) == [(0, ""), (1, "")]
+    assert {r.last_error for r in rows.values()} == {"", "answered 500"}
 
     assert _sweep(5) == 0  # not due yet: no timer task anywhere, the row waits
-    assert _sweep(11) == 2
-    assert len(receiver.requests) == 4
+    assert _sweep(11) == 1  # the queued one again; the failed one still waits behind it
+    assert _types(receiver) == ["message.queued", "message.queued"]
     receiver.mode = "ok"
-    assert _sweep(11 + 61) == 2  # the last slot: delivered now
-    assert _types(receiver).count("message.queued") == 3
+    assert _sweep(11 + 61) == 2  # the last slot: delivered now, then the one behind it
+    assert [r.json["type"] for r in receiver.requests[-2:]] == [
+        "message.queued", "message.failed"]
     assert CallbackDelivery.objects.dangerously_unscoped().count() == 0  # nothing owed
     assert _sweep(3600) == 0
 
@@ -50,7 +52,11 @@ def test_callbacks_are_given_up_after_the_schedule(tenant, receiver, send, setti
     settings.CALLBACK_RETRY_SCHEDULE = "1"
     receiver.mode = "500"
     send({"channel": "sms", "to": SANDBOX_FAIL, "body": "x", "status_callback": receiver.url})
+    # The queued one is given up at its retry, which lets the failed one go (and fail).
     assert _sweep(2) == 2
+    assert [r.json["type"] for r in receiver.requests] == [
+        "message.queued", "message.queued", "message.failed"]
+    assert _sweep(4) == 1
     assert len(receiver.requests) == 4
     assert CallbackDelivery.objects.dangerously_unscoped().count() == 0
     assert _sweep(3600) == 0
@@ -68,7 +74,7 @@ def test_callbacks_are_capped_per_origin(tenant, receiver, settings, monkeypatch
     with transaction.atomic():
         events = emit_batch([(tenant.org, "message.sent", {"message_id": f"msg_{i}"})
                              for i in range(6)])
-        callbacks.callbacks_enqueue([(tenant.org.pk, e.pk, receiver.url) for e in events])
+        callbacks.callbacks_enqueue([(tenant.org.pk, e.pk, receiver.url, None) for e in events])
     assert callbacks_deliver_due() == 6
     assert sorted(receiver.delivered_event_ids()) == sorted(e.pk for e in events)
     assert receiver.max_in_flight == 2
