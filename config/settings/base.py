@@ -302,6 +302,15 @@ STATIC_ROOT = VAR_DIR / "static"
 # --- Webhooks and outbound HTTP ----------------------------------------------------------
 ALLOW_PRIVATE_WEBHOOK_TARGETS = env("ALLOW_PRIVATE_WEBHOOK_TARGETS")
 WEBHOOK_RETRY_SCHEDULE = env.list("WEBHOOK_RETRY_SCHEDULE", cast=int, default=[])
+# Background-plane tuning, taken from the environment only when given: each family's
+# conf.py (webhooks, messaging) holds the default and says what the knob does.
+for _name, _cast in {
+    "WEBHOOK_ENDPOINT_CONCURRENCY": int, "WEBHOOK_TIMEOUT_SECONDS": float,
+    "OUTBOUND_HTTP_THREADS": int, "MESSAGING_SEND_BATCH_MAX": int,
+    "MESSAGING_PROVIDER_CONCURRENCY": int, "MESSAGING_SANDBOX_RECEIPT_DELAY_SECONDS": float,
+}.items():
+    if env.str(_name, default=""):
+        globals()[_name] = env.get_value(_name, cast=_cast)
 
 # --- Outside providers ---------------------------------------------------------------------
 LLM_BASE_URL = env.str("LLM_BASE_URL", default="")
