@@ -1,0 +1,60 @@
+"""Fixtures of the verify tests: HTTP helpers with the after-commit work run."""
+
+from __future__ import annotations
+
+import pytest
+
+from platform_core.events.models import Event
+
+USER = "+14155550123"
+USER_2 = "+14155550124"
+
+
+@pytest.fixture
+def commit(django_capture_on_commit_callbacks):
+    def make():
+        return django_capture_on_commit_callbacks(execute=True)
+
+    return make
+
+
+@pytest.fixture
+def post(tenant, commit):
+    """POST as `tenant` (or `client`) and run the after-commit work (dispatch, fan-out)."""
+
+    def do(path: str, body: dict, *, client=None, **extra):
+        with commit():
+            return (client or tenant.client()).post(f"/api/v1/verify/{path}", body,
+                                                    format="json", **extra)
+
+    return do
+
+
+@pytest.fixture
+def send(post):
+    def do(body: dict, **kwargs):
+        return post("send", {"channel": "sms", **body}, **kwargs)
+
+    return do
+
+
+@pytest.fixture
+def check(post):
+    def do(verification_id: str, code: str, **kwargs):
+        return post("check", {"verification_id": verification_id, "code": code}, **kwargs)
+
+    return do
+
+
+def error_code(response) -> str:
+    return response.json()["error"]["code"]
+
+
+def verify_events(org, prefix: str = "verification.") -> list[Event]:
+    rows = Event.objects.for_organization(org).filter(type__startswith=prefix)
+    return list(rows.order_by("created_at", "id"))
+
+
+def wrong(code: str) -> str:
+    """A code of the same length that is not `code`."""
+    return "".join(str((int(c) + 1) % 10) for c in code)
