@@ -21,7 +21,7 @@ def _channel_field(**kwargs) -> serializers.CharField:
 
 
 class _OptionsSerializer(serializers.Serializer):
-    channel = _channel_field(required=False)
+    channel = _channel_field(required=False, allow_null=True)
     code_length = serializers.IntegerField(required=False, allow_null=True, min_value=4,
                                            max_value=8, help_text="4-8, default 6 (or the "
                                                                   "profile's).")
