@@ -6,6 +6,9 @@ import pytest
 
 from platform_core.events.models import Event
 
+# Live mode: an organization with a Twilio account on the providers' loopback stand-in.
+from tests.messaging.test_live import fake, live  # noqa: F401
+
 USER = "+14155550123"
 USER_2 = "+14155550124"
 

@@ -33,7 +33,8 @@ def test_all_sent_is_201_in_submission_order_deduplicated(bulk, tenant):
     assert [r["recipient"] for r in data["results"]] == [USER_2, USER]
     for row in data["results"]:
         assert (row["status"], row["channel"]) == ("sent", "sms")
-        assert row["verification_id"].startswith("ver_") and len(row["test_code"]) == 6
+        assert row["verification_id"].startswith("ver_")
+        assert len(row["test_code"]) == 6
     with tenant_context(tenant.org):
         assert Verification.objects.count() == 2
         assert Message.objects.filter(status="delivered").count() == 2
@@ -119,4 +120,5 @@ def test_a_thousand_recipients_under_five_seconds_in_few_statements(tenant):
                             if q["sql"].startswith('INSERT INTO "verify_verification"')]
     event_inserts = [q for q in queries.captured_queries
                      if q["sql"].startswith('INSERT INTO "events_event"')]
-    assert len(verification_inserts) == 1 and len(event_inserts) == 1
+    assert len(verification_inserts) == 1
+    assert len(event_inserts) == 1

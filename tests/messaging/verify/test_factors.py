@@ -39,7 +39,8 @@ def test_create_returns_the_uri_and_secret_once(tenant, factor):
     assert (factor["identity"], factor["status"], factor["factor_type"]) == (
         "user-42", "unverified", "totp")
     uri = urlsplit(factor["uri"])
-    assert factor["uri"].startswith("otpauth://totp/") and factor["otpauth_uri"] == factor["uri"]
+    assert factor["uri"].startswith("otpauth://totp/")
+    assert factor["otpauth_uri"] == factor["uri"]
     query = parse_qs(uri.query)
     assert query["secret"] == [factor["secret"]]
     assert query["issuer"] == [tenant.org.name]
@@ -47,7 +48,8 @@ def test_create_returns_the_uri_and_secret_once(tenant, factor):
     # Never again: not on the list, not stored in clear.
     listed = tenant.client().get(BASE).json()["data"]
     assert [f["id"] for f in listed] == [factor["id"]]
-    assert "secret" not in listed[0] and "uri" not in listed[0]
+    assert "secret" not in listed[0]
+    assert "uri" not in listed[0]
     with connection.cursor() as cursor:
         cursor.execute("SELECT secret FROM verify_totpfactor WHERE id = %s", [factor["id"]])
         (stored,) = cursor.fetchone()

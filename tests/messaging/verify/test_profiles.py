@@ -28,7 +28,8 @@ def test_crud(tenant, base):
     listed = client.get(base).json()["data"]
     assert [p["id"] for p in listed] == [profile["id"]]
     patched = client.patch(f"{base}/{profile['id']}", {"code_length": 7}, format="json")
-    assert patched.status_code == 200 and patched.json()["data"]["code_length"] == 7
+    assert patched.status_code == 200
+    assert patched.json()["data"]["code_length"] == 7
     assert client.delete(f"{base}/{profile['id']}").status_code == 204
     assert client.get(f"{base}/{profile['id']}").status_code == 404
 

@@ -24,12 +24,15 @@ def test_send_answers_201_with_the_test_code_and_stores_only_a_hash(send, tenant
     data = response.json()["data"]
     assert data["verification_id"].startswith("ver_")
     assert (data["status"], data["channel"], data["to"]) == ("sent", "sms", USER)
-    assert data["code_length"] == 6 and data["max_attempts"] == 3
+    assert data["code_length"] == 6
+    assert data["max_attempts"] == 3
     code = data["test_code"]
-    assert len(code) == 6 and code.isdigit()
+    assert len(code) == 6
+    assert code.isdigit()
     with tenant_context(tenant.org):
         row = Verification.objects.get(pk=data["verification_id"])
-    assert code not in row.code_hash and len(row.code_hash) == 64
+    assert code not in row.code_hash
+    assert len(row.code_hash) == 64
     assert (row.expires_at - row.created_at).total_seconds() == 600
     # The message went through the messaging pipeline (sandbox double) and was delivered.
     message = _message(tenant, data["message_id"])
@@ -43,9 +46,11 @@ def test_send_answers_201_with_the_test_code_and_stores_only_a_hash(send, tenant
 @pytest.mark.parametrize("channel", ["sms", "whatsapp", "voice", "rcs"])
 def test_pipeline_channels_in_test_mode(send, tenant, channel):
     data = send({"to": USER, "channel": channel}).json()["data"]
-    assert data["channel"] == channel and data["status"] == "sent"
+    assert data["channel"] == channel
+    assert data["status"] == "sent"
     message = _message(tenant, data["message_id"])
-    assert message.channel == channel and message.status == "delivered"
+    assert message.channel == channel
+    assert message.status == "delivered"
 
 
 def test_voice_reads_the_digits_one_by_one(send, tenant):
@@ -81,7 +86,8 @@ def test_channels_outside_the_pipeline_use_the_verify_sandbox_double(send, post,
 def test_locale_default_texts(send, tenant, locale, words):
     data = send({"to": USER, "locale": locale}).json()["data"]
     body = _message(tenant, data["message_id"]).body
-    assert words in body and data["test_code"] in body
+    assert words in body
+    assert data["test_code"] in body
 
 
 def test_code_length_bounds(send):
@@ -90,7 +96,8 @@ def test_code_length_bounds(send):
         assert len(data["test_code"]) == length
     for length in (3, 9):
         response = send({"to": USER, "code_length": length})
-        assert response.status_code == 422 and error_code(response) == "VALIDATION_ERROR"
+        assert response.status_code == 422
+        assert error_code(response) == "VALIDATION_ERROR"
         assert response.json()["error"]["details"]["issues"][0]["field"] == "code_length"
 
 
