@@ -93,6 +93,13 @@ def _export_memory_flat(r: dict[str, Measurement]) -> Outcome:
     )
 
 
+def _verify_bulk_seconds(r: dict[str, Measurement]) -> Outcome:
+    seconds = r["verify_bulk_1000"].figures.get("bulk_seconds")
+    if seconds is None:
+        return Outcome(False, "no bulk time was measured")
+    return Outcome(seconds < 5.0, f"1,000 recipients answered in {seconds:.2f}s (needs < 5 s)")
+
+
 TARGETS: list[Target] = [
     Target(
         name="detail >= 50% of floor",
@@ -124,5 +131,11 @@ TARGETS: list[Target] = [
                     " 1.5 times that at 10,000 rows",
         needs=("segment_export_10k", "segment_export_50k"),
         rule=_export_memory_flat,
+    ),
+    Target(
+        name="verify bulk of 1,000 < 5 s",
+        description="POST /api/v1/verify/bulk with 1,000 recipients answers in under 5 s",
+        needs=("verify_bulk_1000",),
+        rule=_verify_bulk_seconds,
     ),
 ]

@@ -162,3 +162,87 @@ class FactorSerializer(serializers.ModelSerializer):
 
 class FactorVerifySerializer(serializers.Serializer):
     code = serializers.RegexField(r"^[0-9]{6}$", error_messages={"invalid": "A 6-digit code."})
+
+
+# --- Response shapes (documentation of the schema) -----------------------------------------
+
+
+class SendResultSerializer(VerificationSerializer):
+    test_code = serializers.CharField(required=False, help_text="Test mode only: the code.")
+
+    class Meta(VerificationSerializer.Meta):
+        fields = [*VerificationSerializer.Meta.fields, "test_code"]
+
+
+class CheckResultSerializer(VerificationSerializer):
+    valid = serializers.BooleanField(help_text="Whether this code matched.")
+
+    class Meta(VerificationSerializer.Meta):
+        fields = [*VerificationSerializer.Meta.fields, "valid"]
+
+
+class _RowErrorSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+
+
+class _BulkRowSerializer(serializers.Serializer):
+    recipient = serializers.CharField()
+    status = serializers.ChoiceField(choices=["sent", "failed"])
+    verification_id = serializers.CharField(required=False)
+    channel = serializers.CharField(required=False)
+    test_code = serializers.CharField(required=False)
+    error = _RowErrorSerializer(required=False)
+
+
+class BulkResultSerializer(serializers.Serializer):
+    total = serializers.IntegerField()
+    sent = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    results = _BulkRowSerializer(many=True)
+
+
+class VerifyAnalyticsSerializer(serializers.Serializer):
+    window_days = serializers.IntegerField()
+    total = serializers.IntegerField()
+    by_status = serializers.DictField(child=serializers.IntegerField())
+    by_channel = serializers.DictField(child=serializers.IntegerField())
+    avg_verify_seconds = serializers.FloatField(allow_null=True)
+
+
+class _DestinationSerializer(serializers.Serializer):
+    prefix = serializers.CharField()
+    sent = serializers.IntegerField()
+    verified = serializers.IntegerField()
+    conversion_rate = serializers.FloatField()
+    score = serializers.FloatField()
+    band = serializers.ChoiceField(choices=["low", "medium", "high"])
+    anomaly = serializers.BooleanField()
+    estimated_spend_at_risk_usd = serializers.FloatField()
+
+
+class VerifyConversionAnomalySerializer(serializers.Serializer):
+    window_days = serializers.IntegerField()
+    total_sent = serializers.IntegerField()
+    total_verified = serializers.IntegerField()
+    baseline_conversion_rate = serializers.FloatField(allow_null=True)
+    flagged_destinations = serializers.IntegerField()
+    estimated_spend_at_risk_usd = serializers.FloatField()
+    destinations = _DestinationSerializer(many=True)
+
+
+class FactorCreatedSerializer(FactorSerializer):
+    secret = serializers.CharField(help_text="Base32 secret, shown once.")
+    uri = serializers.CharField(help_text="otpauth://totp/... for the authenticator app.")
+    otpauth_uri = serializers.CharField(help_text="Same as uri.")
+
+    class Meta(FactorSerializer.Meta):
+        fields = [*FactorSerializer.Meta.fields, "secret", "uri", "otpauth_uri"]
+
+
+class FactorCheckSerializer(FactorSerializer):
+    factor_id = serializers.CharField()
+    valid = serializers.BooleanField()
+
+    class Meta(FactorSerializer.Meta):
+        fields = [*FactorSerializer.Meta.fields, "factor_id", "valid"]

@@ -82,7 +82,7 @@ class VerificationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Tena
 class SendView(PlatformAPIView):
     required_scopes = {"POST": WRITE}
 
-    @extend_schema(request=s.SendSerializer, responses={201: s.VerificationSerializer},
+    @extend_schema(request=s.SendSerializer, responses={201: s.SendResultSerializer},
                    description=_SEND_DESCRIPTION)
     def post(self, request):
         body = validated_input(s.SendSerializer, request.data)
@@ -108,6 +108,8 @@ class BulkView(PlatformAPIView):
 
     @extend_schema(
         request=s.BulkSerializer,
+        responses={201: s.BulkResultSerializer, 207: s.BulkResultSerializer,
+                   400: s.BulkResultSerializer},
         description="1-1000 recipients (phones, or emails on the email channel), deduplicated "
                     "keeping the first; each goes through the single-send pipeline and one "
                     "failure never aborts the batch. Rows in submission order: `{recipient, "
@@ -145,7 +147,7 @@ class CheckView(PlatformAPIView):
     required_scopes = {"POST": WRITE}
     idempotent_posts = False
 
-    @extend_schema(request=s.CheckSerializer, description=(
+    @extend_schema(request=s.CheckSerializer, responses=s.CheckResultSerializer, description=(
         "Check a code: 200 `{valid, status, ...}`. A wrong code counts an attempt "
         "(`valid: false`); the last one fails the verification. A verified, expired, failed "
         "or canceled verification answers 409 VERIFICATION_ALREADY_VERIFIED, 410 "
@@ -166,7 +168,8 @@ class AnalyticsView(PlatformAPIView):
     required_scopes = {"GET": READ}
 
     @extend_schema(parameters=[OpenApiParameter("window_days", OpenApiTypes.INT,
-                                                description="Default 30, clamped to 1-90.")])
+                                                description="Default 30, clamped to 1-90.")],
+                   responses=s.VerifyAnalyticsSerializer)
     def get(self, request):
         days = selectors.window_days(request.query_params)
         return Response(selectors.analytics(self.organization, days=days))
@@ -177,6 +180,7 @@ class ConversionAnomalyView(PlatformAPIView):
 
     @extend_schema(parameters=[OpenApiParameter("window_days", OpenApiTypes.INT,
                                                 description="1-90, default 30.")],
+                   responses=s.VerifyConversionAnomalySerializer,
                    description="Per destination prefix: sent, verified, conversion_rate, "
                                "score (how far below the organization's baseline, 0-1), band "
                                "(low, medium, high), anomaly, estimated_spend_at_risk_usd "
@@ -230,7 +234,8 @@ class TotpFactorViewSet(mixins.ListModelMixin, TenantViewSet):
         if request.auth.kind != "api_key":
             raise APIError("API_KEY_REQUIRED")
 
-    @extend_schema(request=s.FactorCreateSerializer, description=(
+    @extend_schema(request=s.FactorCreateSerializer, responses={201: s.FactorCreatedSerializer},
+                   description=(
         "Create a TOTP factor: 201 with `secret` (base32) and `uri` (`otpauth://totp/...`, "
         "issuer = the organization's name; also `otpauth_uri`), shown this once."))
     def create(self, request):
@@ -243,7 +248,8 @@ class TotpFactorViewSet(mixins.ListModelMixin, TenantViewSet):
         return Response({**represent(s.FactorSerializer, factor), "secret": factor.secret,
                          "uri": uri, "otpauth_uri": uri}, status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=s.FactorVerifySerializer, description=(
+    @extend_schema(request=s.FactorVerifySerializer, responses=s.FactorCheckSerializer,
+                   description=(
         "Check a 6-digit code (current 30-second step or one either side): 200 `{valid}`; "
         "a code of a step already used answers 409 TOTP_CODE_REPLAYED. 10 checks per "
         "minute per factor (429 RATE_LIMITED)."))
