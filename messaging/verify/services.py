@@ -21,7 +21,6 @@ The code itself is never stored (only `codes.digest`) nor logged; test mode retu
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -37,8 +36,6 @@ from platform_core.identity.principal import Principal
 
 from . import codes, delivery, fraud, network, texts
 from .models import OPEN_STATUSES, Status, Verification, VerifyProfile
-
-logger = logging.getLogger("messaging.verify")
 
 DEFAULT_CODE_LENGTH = 6
 DEFAULT_MAX_ATTEMPTS = 3
