@@ -4,7 +4,7 @@
 |---|---|
 | `VERIFY_FRAUD_GUARD_ENABLED` (True) | the fraud guard runs on every send |
 | `VERIFY_RECIPIENT_LIMIT` (5) / `VERIFY_RECIPIENT_WINDOW_SECONDS` (600) | sends to one recipient per window (429 `VERIFY_RECIPIENT_LIMIT`) |
-| `VERIFY_PREFIX_LIMIT` (200) / `VERIFY_PREFIX_WINDOW_SECONDS` (3600) | sends to one destination prefix per window (429 `VERIFY_PREFIX_LIMIT`) |
+| `VERIFY_PREFIX_LIMIT` (1000) / `VERIFY_PREFIX_WINDOW_SECONDS` (3600) | sends to one destination prefix per window (429 `VERIFY_PREFIX_LIMIT`) |
 | `VERIFY_CONVERSION_MIN_SENDS` (30) / `VERIFY_CONVERSION_MIN_RATE` (0.2) | a prefix with at least this many settled sends in `VERIFY_CONVERSION_WINDOW_SECONDS` (86400) converting below the rate is blocked (403 `VERIFY_PREFIX_BLOCKED`) |
 | `VERIFY_CONVERSION_SETTLE_SECONDS` (300) | a send counts against conversion once this old (or verified) |
 | `VERIFY_BULK_REQUESTS_PER_MINUTE` (2) | `POST /verify/bulk` per organization |
@@ -41,7 +41,7 @@ _DEFAULTS = {
     "fraud_guard_enabled": True,
     "recipient_limit": 5,
     "recipient_window_seconds": 600,
-    "prefix_limit": 200,
+    "prefix_limit": 1000,
     "prefix_window_seconds": 3600,
     "conversion_min_sends": 30,
     "conversion_min_rate": 0.2,

@@ -101,8 +101,8 @@ class BulkView(PlatformAPIView):
     def get_rate_limits(self, method: str) -> list[RateLimit]:
         limits = super().get_rate_limits(method)
         if method == "POST" and self.request.auth is not None:
-            per_minute = conf.limits_for(self.request.auth.organization.pk)
-            limits.append(RateLimit("verify_bulk", per_minute.bulk_requests_per_minute, 60,
+            allowed = conf.limits_for(self.request.auth.organization.pk)
+            limits.append(RateLimit("verify_bulk", allowed.bulk_requests_per_minute, 60,
                                     per="organization"))
         return limits
 
