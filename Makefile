@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint migrate bench schema clean
+.PHONY: run test install lint migrate bench fuzz schema clean
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,7 +20,7 @@ migrate: install
 # Embedded default: SQLite, in-process cache, Celery worker and beat on a filesystem broker.
 # `-p 8000`: honcho otherwise gives the web process PORT=5000, not the printed curl's 8000.
 run: migrate
-	$(BIN)/python manage.py demo_setup
+	$(BIN)/python manage.py demo_setup --development-run
 	$(BIN)/honcho -f Procfile.dev start -p 8000
 
 # The whole suite on PostgreSQL and Redis (override DATABASE_URL / REDIS_URL to move them),
@@ -43,6 +43,13 @@ lint: install
 
 bench: install
 	$(BIN)/python -m bench.run
+
+# Schema-driven fuzzing of every operation against a live server (schemathesis): fails on
+# any 5xx or any answer outside the envelope. `make test` runs it with 10 cases per
+# operation; this runs FUZZ_MAX_EXAMPLES (default 100).
+fuzz: install
+	FUZZ_MAX_EXAMPLES=$${FUZZ_MAX_EXAMPLES:-100} $(BIN)/python -m pytest --ds=config.settings.test \
+	  -p no:cacheprovider tests/fuzz
 
 schema: install
 	$(BIN)/python manage.py spectacular --file docs/openapi.yaml --validate

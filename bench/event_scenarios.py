@@ -1,26 +1,35 @@
-"""The event scenarios of `make bench` (issue 3, "Done means"): webhooks and the SSE stream.
+"""The event scenarios of `make bench` (issues 3 and 13): webhooks and the SSE stream.
 
 They measure the real path of an event, never a shortcut:
 
-    bus.emit() in the harness (the outbox row; after commit `events.dispatch_event` is queued)
-      -> the Celery worker runs the fan-out: the feed, the stream group (channel layer
-         group_send), and the webhooks handler, which creates the delivery and, after its
-         commit, queues `webhooks.deliver`
-      -> the same worker runs the delivery: one signed POST to the receiver.
+    bus.emit() in the harness (the outbox row; after commit the fan-out drain is kicked:
+    `events.drain`, one task for a burst of events)
+      -> the events worker claims undispatched events in batches and runs the fan-out per
+         batch: the feed, the stream group (channel layer group_send), and the webhooks
+         handler, which creates every delivery of the batch in one INSERT and, after its
+         commit, kicks the delivery drain (`webhooks.drain`)
+      -> the webhooks worker claims due deliveries per endpoint (capped), POSTs them
+         concurrently over pooled connections and records them in bulk.
     SSE: daphne's EventStreamConsumer receives the group message and writes it to each stream.
 
 Each scenario starts what it needs as subprocesses, on loopback only, and stops them on the
-way out (normal, error or Ctrl-C): a real `celery -A config worker --pool=solo` (one
-process, one task at a time) on the benchmark's own Redis broker database (cleaned before
-and after), the receiver (bench/receiver.py) and daphne with the SSE load (bench/sse_load.py).
-Every count is bounded (scaled by BENCH_SCALE) and every wait has a deadline.
+way out (normal, error or Ctrl-C): one `celery -A config worker --pool=solo` process per
+queue family (`-Q events`, `-Q webhooks`) on the benchmark's own Redis broker database
+(cleaned before and after), the receivers (bench/receiver.py) and daphne with the SSE load
+(bench/sse_load.py). Every count is bounded (scaled by BENCH_SCALE) and every wait has a
+deadline.
 
 - `webhook_throughput`: N events (BENCH_WEBHOOK_EVENTS, default 2000) emitted in one
-  transaction, so they are queued together at commit; deliveries/s = N / (last receipt -
-  commit). One endpoint subscribed to the event type.
+  transaction; deliveries/s = N / (last receipt - commit). One endpoint.
+- `webhook_slow_mix`: E events (BENCH_WEBHOOK_MIX_EVENTS, 20,000) spread over 4 endpoints
+  (one event type each), one of which answers after BENCH_WEBHOOK_SLOW_SECONDS (1 s);
+  emitted in transactions of 1,000. Deliveries/s to the three fast endpoints = their
+  deliveries / (their last receipt - the first commit); each `webhook-id` must arrive once
+  and none may be missing; the slow endpoint's receipts so far are counted (it cannot
+  finish: its cap of WEBHOOK_ENDPOINT_CONCURRENCY requests a second).
 - `webhook_latency`: M events (BENCH_WEBHOOK_LATENCY_EVENTS, 200) emitted one per
-  transaction at BENCH_WEBHOOK_LATENCY_RATE (10/s: well below one worker's capacity, so
-  no queue builds up); p50/p99 of receipt - emit, and when the fan-out task had finished.
+  transaction at BENCH_WEBHOOK_LATENCY_RATE (10/s: no queue builds up); p50/p99 of
+  receipt - emit, and when the fan-out had finished.
 - `sse_latency`: S concurrent streams (BENCH_SSE_STREAMS, 500) on one daphne process, then
   E events (BENCH_SSE_EVENTS, 50) at BENCH_SSE_RATE (1/s); p50/p99 of receipt - emit over
   every (stream, event), and the share of streams that received every event.
@@ -33,6 +42,8 @@ import os
 import secrets
 import time
 from contextlib import ExitStack
+
+from config import queues
 
 from .base import BenchContext, Measurement, Scenario
 from .env import scaled, server_environ
@@ -84,12 +95,17 @@ def _organization(ctx: BenchContext):
 
 def _reset(org) -> None:
     """Remove what a previous (possibly interrupted) run left: endpoints, events, groups."""
+    from platform_core.events.bus import DRAIN as EVENTS_DRAIN
     from platform_core.events.models import Event
     from platform_core.webhooks.models import WebhookEndpoint
+    from platform_core.webhooks.services import DRAIN as WEBHOOKS_DRAIN
 
     WebhookEndpoint.objects.for_organization(org).filter(description=BENCH_MARK).delete()
     Event.objects.for_organization(org).filter(type__startswith=TYPE_PREFIX).delete()
     clean_channel_groups()
+    # A drain queued on the cleaned broker would leave its flag set for a few seconds.
+    EVENTS_DRAIN.clear()
+    WEBHOOKS_DRAIN.clear()
 
 
 def _emit(org, event_type: str, run: str, seq: int):
@@ -155,7 +171,12 @@ class EventScenario(Scenario):
         raise NotImplementedError
 
     def start_worker(self, org, env: dict[str, str], stack: ExitStack) -> CeleryWorker:
-        worker = stack.enter_context(CeleryWorker(env=env))
+        """One worker per queue family: the fan-out (events) and the deliveries (webhooks).
+        The events worker is returned (watched); the webhooks one is checked by the
+        warm-up deliveries."""
+        worker = stack.enter_context(CeleryWorker(env=env, queues=(queues.EVENTS,)))
+        self.webhooks_worker = stack.enter_context(
+            CeleryWorker(env=env, queues=(queues.WEBHOOKS,)))
         _wait_worker_ready(org, worker)
         return worker
 
@@ -210,8 +231,8 @@ class WebhookThroughput(_WebhookScenario):
 
     def __init__(self):
         self.events = scaled("BENCH_WEBHOOK_EVENTS", 2000)
-        self.title = (f"Webhook deliveries/s, 1 Celery worker (solo), {self.events:,} events"
-                      " (req/s = deliveries/s)")
+        self.title = (f"Webhook deliveries/s, one worker per queue family (solo),"
+                      f" {self.events:,} events (req/s = deliveries/s)")
 
     def run(self, ctx, org, env, stack) -> Measurement:
         from django.db import transaction
@@ -274,8 +295,8 @@ class WebhookLatency(_WebhookScenario):
             p50_ms=percentile(latencies, 50), p99_ms=percentile(latencies, 99),
             requests=len(first), errors=self.events - len(first),
             notes=(f"{len(first):,}/{self.events:,} delivered; max {max(latencies):.1f} ms;"
-                   " path: emit -> dispatch_event task -> webhooks fan-out -> deliver task"
-                   " -> POST; the fan-out task had finished p50"
+                   " path: emit -> events.drain -> webhooks fan-out -> webhooks.drain"
+                   " -> POST; the fan-out had finished p50"
                    f" {percentile(fanout, 50) or 0:.1f} / p99 {percentile(fanout, 99) or 0:.1f}"
                    f" ms after emit; duplicates {duplicates}"
                    + ("" if complete else "; timed out")),
@@ -366,4 +387,77 @@ class SSELatency(EventScenario):
                 return json.loads(line[len("RESULT "):])
 
 
-EVENT_SCENARIOS: list[Scenario] = [WebhookThroughput(), WebhookLatency(), SSELatency()]
+class WebhookSlowMix(_WebhookScenario):
+    name = "webhook_slow_mix"
+    endpoints = 4
+
+    def __init__(self):
+        self.events = scaled("BENCH_WEBHOOK_MIX_EVENTS", 20000)
+        self.slow_seconds = _rate("BENCH_WEBHOOK_SLOW_SECONDS", 1.0)
+        self.title = (f"Webhook deliveries/s to 3 fast endpoints, {self.events:,} events over"
+                      f" {self.endpoints} endpoints, one answering in {self.slow_seconds:g} s")
+
+    def run(self, ctx, org, env, stack) -> Measurement:
+        from django.db import transaction
+
+        from platform_core.events.bus import emit_batch
+        from platform_core.webhooks import services
+
+        # Endpoint 0 is the slow one; each endpoint gets its own event type.
+        receivers = [stack.enter_context(Receiver(
+            env=env, delay=self.slow_seconds if i == 0 else 0.0, name=f"receiver-{i}"))
+            for i in range(self.endpoints)]
+        for i, receiver in enumerate(receivers):
+            services.endpoint_create(organization=org, url=receiver.url,
+                                     events=[f"{WEBHOOK_TYPE}.{i}", WEBHOOK_TYPE],
+                                     description=BENCH_MARK)
+        worker = self.start_worker(org, env, stack)
+        fast = receivers[1:]
+        for i in range(WARMUP_EVENTS):  # reaches every endpoint (the shared type)
+            _emit(org, WEBHOOK_TYPE, "warmup", i)
+        for receiver in fast:
+            if not self.wait_received(receiver, worker, WARMUP_EVENTS, timeout=60):
+                raise ServerError("the warm-up deliveries did not all arrive within 60s")
+        run = secrets.token_hex(6)
+        before = [r.count() for r in receivers]
+        started = time.monotonic()
+        chunk = 1000
+        for first in range(0, self.events, chunk):
+            with transaction.atomic():
+                emit_batch([(org, f"{WEBHOOK_TYPE}.{n % self.endpoints}",
+                             {"bench_run": run, "bench_seq": n, "bench_sent": time.monotonic()})
+                            for n in range(first, min(first + chunk, self.events))])
+        emitted = time.monotonic() - started
+        owed = [len(range(i, self.events, self.endpoints)) for i in range(self.endpoints)]
+        complete = all(
+            self.wait_received(r, worker, before[i + 1] + owed[i + 1],
+                               timeout=60 + self.events * 0.01)
+            for i, r in enumerate(fast))
+        self.webhooks_worker.check_alive()
+        fast_first, duplicates, last = 0, 0, started
+        for receiver in fast:
+            first, repeats = self.arrivals(receiver, run)
+            fast_first += len(first)
+            duplicates += repeats
+            if first:
+                last = max(last, max(r["t"] for r in first.values()))
+        slow_first, slow_repeats = self.arrivals(receivers[0], run)
+        missing = sum(owed[1:]) - fast_first
+        elapsed = last - started
+        rate = fast_first / elapsed if elapsed > 0 else None
+        return Measurement(
+            scenario=self.name, title=self.title,
+            requests_per_second=rate, requests=fast_first, errors=missing + duplicates,
+            notes=(f"{fast_first:,}/{sum(owed[1:]):,} delivered to the fast endpoints in"
+                   f" {elapsed:.1f}s from the first commit (emitting took {emitted:.1f}s);"
+                   f" duplicates {duplicates}; the slow endpoint meanwhile received"
+                   f" {len(slow_first):,}/{owed[0]:,} (duplicates {slow_repeats}, one"
+                   f" answer per {self.slow_seconds:g} s per slot)"
+                   + ("" if complete else "; timed out")),
+            figures={"fast_per_second": rate or 0.0, "duplicates": duplicates + slow_repeats,
+                     "missing": missing},
+        )
+
+
+EVENT_SCENARIOS: list[Scenario] = [WebhookThroughput(), WebhookSlowMix(), WebhookLatency(),
+                                   SSELatency()]

@@ -15,27 +15,37 @@ provider account. Its messages and events are deleted before and after each scen
   is the API's acceptance alone. The queued Celery keys are deleted afterwards (never
   FLUSHDB). Target: at least 40% of the floor's throughput.
 - `message_delivery`: messages per second through the sandbox provider to `delivered`
-  with ONE worker process (`celery -A config worker --pool=solo`, bench/procs.py) whose
-  settings (bench/worker_settings.py) make the sandbox receipt immediate
-  (BENCH_SANDBOX_RECEIPT_DELAY, default 0 s). N sends (BENCH_MESSAGES, default 2000) are
-  accepted through `messaging.services.message_send` in one transaction, so they are
-  queued together at commit; the worker then runs, per message, the send task (provider
-  call, `sent`), the receipt task (`delivered`) and the three event fan-outs (queued, sent,
-  delivered). messages/s = delivered / (last `delivered_at` - commit), polled in the
-  database until all are delivered or a deadline passes.
+  with one Celery worker process per queue family (`celery -A config worker --pool=solo
+  -Q <family>` for sends, events, webhooks and default, `FamilyWorkers`) whose settings
+  (bench/worker_settings.py) make the sandbox receipt immediate (BENCH_SANDBOX_RECEIPT_DELAY,
+  default 0 s: the send batch applies it). N sends (BENCH_MESSAGES, default 20,000) are
+  accepted through `messaging.services.message_send` in one transaction, so they are all
+  in the table at commit; the `sends` worker then drains them in batches (claim, announce,
+  provider call, `sent` then `delivered`, messaging/sending/drain.py) while the `events`
+  worker fans their events out. messages/s = delivered / (last `delivered_at` - commit),
+  polled in the database until all are delivered or a deadline passes. None is sent twice:
+  the `message.sent` events of the run are counted against their distinct messages. A run
+  of BENCH_MESSAGES_SMALL (2,000) comes first, and the `sends` worker's peak resident
+  memory is sampled during both runs (figures `rss_small_mib`, `rss_large_mib`): the
+  backlog lives in the table, not in the worker.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import secrets
 import time
 from contextlib import ExitStack
 
+from config.queues import ALL as QUEUES
+from config.queues import SENDS
+
 from . import contacts_data as data
 from .base import BenchContext, Measurement, Scenario
 from .env import scaled, server_environ
 from .event_scenarios import percentile
+from .memory import RssSampler
 from .post import PostScenario
 from .procs import CeleryWorker, check_broker, clean_broker, wait_until
 from .server import ServerError
@@ -133,14 +143,77 @@ def _expect_send(ctx: BenchContext, answer) -> str | None:
     return None
 
 
+class FamilyWorker(CeleryWorker):
+    """One solo worker process serving one queue family (config/queues.py)."""
+
+    def __init__(self, *, env: dict[str, str], queue: str):
+        super().__init__(env=env)
+        self.label = f"the {queue} worker"
+        self.command += ["-Q", queue]
+        self.command[self.command.index("-n") + 1] = f"bench-{queue}-{os.getpid()}@%h"
+        self.log_path = self.log_path.with_name(f"celery-worker-{queue}.log")
+
+
+class FamilyWorkers:
+    """One worker process per queue family, started together; `sends` is the one that
+    sends (its pid is what the memory figures sample)."""
+
+    def __init__(self, *, env: dict[str, str]):
+        self.workers = {queue: FamilyWorker(env=env, queue=queue) for queue in QUEUES}
+
+    def __enter__(self) -> FamilyWorkers:
+        with ExitStack() as stack:
+            for worker in self.workers.values():
+                stack.enter_context(worker)
+            self._stack = stack.pop_all()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stack.close()
+
+    @property
+    def sends(self) -> FamilyWorker:
+        return self.workers[SENDS]
+
+    def check_alive(self) -> None:
+        for worker in self.workers.values():
+            worker.check_alive()
+
+    def log_tail(self) -> str:
+        return "\n".join(f"-- {q}:\n{w.log_tail(10)}" for q, w in self.workers.items())
+
+
+def family_workers() -> FamilyWorkers:
+    env = {**server_environ(), "DJANGO_SETTINGS_MODULE": "bench.worker_settings"}
+    env.setdefault("BENCH_SANDBOX_RECEIPT_DELAY", "0")
+    return FamilyWorkers(env=env)
+
+
+def sent_twice(org, since) -> tuple[int, int]:
+    """(`message.sent` events, distinct messages they name) of `org` since `since`."""
+    from django.db import connection
+
+    from platform_core.events.models import Event
+
+    table = Event._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*), count(DISTINCT data->>'message_id') FROM {table}"  # noqa: S608
+            " WHERE organization_id = %s AND type = 'message.sent' AND created_at >= %s",
+            [org.pk, since])
+        events, messages = cursor.fetchone()
+    return events, messages
+
+
 class MessageDelivery(Scenario):
     name = "message_delivery"
     needs_server = False
 
     def __init__(self):
-        self.messages = scaled("BENCH_MESSAGES", 2000, minimum=10)
-        self.title = (f"Messages/s to delivered, sandbox provider, 1 Celery worker (solo),"
-                      f" {self.messages:,} sends (req/s = messages/s)")
+        self.messages = scaled("BENCH_MESSAGES", 20_000, minimum=10)
+        self.small = min(self.messages, scaled("BENCH_MESSAGES_SMALL", 2_000, minimum=10))
+        self.title = (f"Messages/s to delivered, sandbox provider, 1 solo worker per queue"
+                      f" family, {self.messages:,} sends (req/s = messages/s)")
 
     def prepare(self, ctx: BenchContext) -> None:
         ensure_sandbox(ctx)
@@ -152,7 +225,7 @@ class MessageDelivery(Scenario):
             raise AssertionError(str(exc)) from None
 
     def warm_up(self, ctx: BenchContext, *, seconds: int) -> None:
-        """The measurement warms its own worker up first."""
+        """The measurement warms its own workers up first."""
 
     @staticmethod
     def _send_batch(org, run: str, count: int, rng: random.Random) -> float:
@@ -176,65 +249,87 @@ class MessageDelivery(Scenario):
         return Message.objects.for_organization(org).filter(body__startswith=f"bench {run} ")
 
     def measure(self, ctx: BenchContext, *, seconds: int) -> Measurement:
-        env = {**server_environ(), "DJANGO_SETTINGS_MODULE": "bench.worker_settings"}
-        env.setdefault("BENCH_SANDBOX_RECEIPT_DELAY", "0")
         org = _sandbox_org(ctx)
         rng = random.Random()
         try:
             with ExitStack() as stack:
                 _clean(ctx)
                 stack.callback(_clean, ctx)
-                worker = stack.enter_context(CeleryWorker(env=env))
+                workers = stack.enter_context(family_workers())
                 # Ready and warm: the first messages go all the way to delivered.
                 warm = secrets.token_hex(4)
                 self._send_batch(org, warm, WARMUP_MESSAGES, rng)
                 warm_rows = self._rows(org, warm).filter(status="delivered")
                 wait_until(lambda: warm_rows.count() >= WARMUP_MESSAGES, timeout=120,
-                           what=f"the worker to deliver {WARMUP_MESSAGES} warm-up messages",
-                           watch=[worker], interval=0.2)
-                return self._run(org, worker, rng)
+                           what=f"the workers to deliver {WARMUP_MESSAGES} warm-up messages",
+                           watch=list(workers.workers.values()), interval=0.2)
+                small = self._run(org, workers, rng, self.small)
+                large = self._run(org, workers, rng, self.messages)
+                return self._measurement(small, large)
         except (ServerError, AssertionError) as exc:
             raise RuntimeError(str(exc)) from exc
         except Exception as exc:  # a database or broker error: this scenario is not measured
             raise RuntimeError(f"{type(exc).__name__}: {exc}") from exc
 
-    def _run(self, org, worker: CeleryWorker, rng: random.Random) -> Measurement:
+    def _run(self, org, workers: FamilyWorkers, rng: random.Random, count: int) -> dict:
+        from datetime import UTC, datetime
+
         from django.db.models import Count, Max
 
         run = secrets.token_hex(4)
         started = time.time()
-        committed = self._send_batch(org, run, self.messages, rng)
-        accept_seconds = committed - started
+        since = datetime.fromtimestamp(started, tz=UTC)
         rows = self._rows(org, run)
         settled = ("delivered", "failed", "undelivered", "expired", "canceled")
-        deadline = time.monotonic() + 60 + self.messages * 0.5
-        complete = False
-        while time.monotonic() < deadline:
-            worker.check_alive()
-            if rows.filter(status__in=settled).count() >= self.messages:
-                complete = True
-                break
-            time.sleep(0.25)
+        with RssSampler(workers.sends.process.pid) as rss:
+            committed = self._send_batch(org, run, count, rng)
+            deadline = time.monotonic() + 60 + count * 0.5
+            complete = False
+            while time.monotonic() < deadline:
+                workers.check_alive()
+                if rows.filter(status__in=settled).count() >= count:
+                    complete = True
+                    break
+                time.sleep(0.25)
         by_status = dict(rows.values_list("status").annotate(n=Count("pk")).order_by())
         delivered = rows.filter(status="delivered")
         last = delivered.aggregate(last=Max("delivered_at"), sent=Max("sent_at"))
         done = by_status.get("delivered", 0)
         if not done:
-            raise RuntimeError(f"no message was delivered ({by_status})")
-        elapsed = last["last"].timestamp() - committed
-        sent_elapsed = last["sent"].timestamp() - committed
+            raise RuntimeError(f"no message was delivered ({by_status});"
+                               f" workers:\n{workers.log_tail()}")
         latencies = [(d.timestamp() - committed) * 1000
                      for d in delivered.values_list("delivered_at", flat=True)]
+        return {"count": count, "done": done, "committed": committed,
+                "accept_seconds": committed - started,
+                "elapsed": last["last"].timestamp() - committed,
+                "sent_elapsed": last["sent"].timestamp() - committed,
+                "latencies": latencies, "by_status": by_status, "complete": complete,
+                "sent_events": sent_twice(org, since), "rss_mib": rss.peak_kib / 1024}
+
+    def _measurement(self, small: dict, large: dict) -> Measurement:
+        events, distinct = large["sent_events"]
+        twice = events - distinct
+        elapsed, done, count = large["elapsed"], large["done"], large["count"]
+        latencies = large["latencies"]
         return Measurement(
             scenario=self.name, title=self.title,
             requests_per_second=done / elapsed if elapsed > 0 else None,
-            requests=done, errors=self.messages - done,
-            notes=(f"{done:,}/{self.messages:,} delivered in {elapsed:.1f}s after commit"
-                   f" (all sent after {sent_elapsed:.1f}s); accepted in-process in"
-                   f" {accept_seconds:.1f}s ({self.messages / accept_seconds:,.0f}/s);"
+            requests=done, errors=count - done + twice,
+            notes=(f"{done:,}/{count:,} delivered in {elapsed:.1f}s after commit"
+                   f" (all sent after {large['sent_elapsed']:.1f}s); accepted in-process in"
+                   f" {large['accept_seconds']:.1f}s"
+                   f" ({count / large['accept_seconds']:,.0f}/s);"
                    f" commit -> delivered p50 {percentile(latencies, 50) / 1000:.1f}s,"
                    f" p99 {percentile(latencies, 99) / 1000:.1f}s (a backlog: all are queued"
-                   f" at once); statuses {by_status}" + ("" if complete else "; timed out")),
+                   f" at once); {events:,} message.sent events for {distinct:,} messages"
+                   f" ({twice} sent twice); statuses {large['by_status']}"
+                   + ("" if large["complete"] else "; timed out")
+                   + f"; sends worker peak RSS {small['rss_mib']:.1f} MiB with a"
+                   f" {small['count']:,} backlog ({small['done'] / small['elapsed']:,.0f}"
+                   f" msg/s), {large['rss_mib']:.1f} MiB with {count:,}"),
+            figures={"rss_small_mib": small["rss_mib"], "rss_large_mib": large["rss_mib"],
+                     "backlog_small": float(small["count"]), "sent_twice": float(twice)},
         )
 
 

@@ -155,14 +155,18 @@ class CeleryWorker(ManagedProcess):
 
     label = "the Celery worker"
 
-    def __init__(self, *, env: dict[str, str], pool: str = "solo", concurrency: int = 1):
+    def __init__(self, *, env: dict[str, str], pool: str = "solo", concurrency: int = 1,
+                 queues: tuple[str, ...] = ()):
+        name = "-".join(queues) or "default"
         command = [
             _venv_bin("celery"), "-A", "config", "worker",
             f"--pool={pool}", f"--concurrency={concurrency}",
             "--loglevel=WARNING", "--without-heartbeat", "--without-gossip",
-            "--without-mingle", "-n", f"bench-{os.getpid()}@%h",
+            "--without-mingle", "-n", f"bench-{name}-{os.getpid()}@%h",
         ]
-        super().__init__(command, env=env, log_name="celery-worker.log")
+        if queues:  # one worker per queue family (config/queues.py), as in production
+            command += ["-Q", ",".join(queues)]
+        super().__init__(command, env=env, log_name=f"celery-worker-{name}.log")
 
 
 def _redis_client(url: str):
@@ -289,8 +293,9 @@ class Receiver(LineProcess):
 
     label = "the webhook receiver"
 
-    def __init__(self, *, env: dict[str, str]):
-        super().__init__("bench.receiver", [], env=env, log_name="receiver.log")
+    def __init__(self, *, env: dict[str, str], delay: float = 0.0, name: str = "receiver"):
+        args = ["--delay", str(delay)] if delay else []
+        super().__init__("bench.receiver", args, env=env, log_name=f"{name}.log")
         self.port = 0
 
     def wait_ready(self) -> None:

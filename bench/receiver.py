@@ -8,6 +8,9 @@ same machine) and raw body. Parsing waits until the harness asks:
     GET /count    -> {"count": N}                       requests received so far
     GET /records  -> {"records": [{"t", "id", "run", "sent"}, ...]}   in arrival order
 
+`--delay SECONDS` makes it a slow receiver: each answer waits that long (the request is
+recorded on arrival).
+
 It prints `PORT <n>` on stdout once listening, and exits when its stdin closes (the
 harness stopped or died) or on SIGTERM. Runs in its own process so that the measuring
 process does not compete with it for the GIL.
@@ -25,6 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 _arrivals: list[tuple[float, bytes]] = []  # list.append is atomic under the GIL
 _OK = b'{"ok":true}'
+_DELAY = 0.0
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -41,6 +45,8 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         _arrivals.append((time.monotonic(), body))
+        if _DELAY:
+            time.sleep(_DELAY)
         self._answer(200, _OK)
 
     def do_GET(self):  # noqa: N802
@@ -82,6 +88,9 @@ class _Server(ThreadingHTTPServer):
 
 
 def main() -> int:
+    global _DELAY
+    if "--delay" in sys.argv:
+        _DELAY = float(sys.argv[sys.argv.index("--delay") + 1])
     server = _Server(("127.0.0.1", 0), _Handler)
 
     def stop(*_args):

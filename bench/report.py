@@ -41,16 +41,18 @@ MESSAGING_METHOD = (
     " accepted sends are wrk POSTs of an SMS to a random valid +1 415 number, with no Celery"
     " worker (tasks queue on the benchmark's own Redis broker database, deleted after);"
     " messages/s to `delivered` is N sends accepted in one transaction through"
-    " `messaging.services.message_send`, then one `celery -A config worker --pool=solo`"
-    " runs each message's send, sandbox receipt (delay 0 s) and three event fan-outs;"
-    " req/s = delivered / (last delivered_at - commit)."
+    " `messaging.services.message_send`, then one solo `celery -A config worker -Q <family>`"
+    " per queue family (sends, events, webhooks, default): the sends worker drains them in"
+    " batches (send, sandbox receipt with delay 0 s), the events worker fans the events"
+    " out; req/s = delivered / (last delivered_at - commit); a 2,000 run first, the sends"
+    " worker's peak RSS sampled in both."
 )
 BROADCAST_METHOD = (
     "Broadcast (bench/broadcast_scenarios.py), sandbox organization `bench-sandbox`: one sms"
     " broadcast (`broadcast_create`, as POST /api/v1/broadcasts) to a seeded list of N"
-    " contacts with rate_per_second 10,000, run by one `celery -A config worker"
-    " --pool=prefork --concurrency=2` (start, runners, sends, sandbox receipts with delay"
-    " 0 s, event fan-outs); queued/s = queued / (last recipient processed_at - create call),"
+    " contacts with rate_per_second 10,000, run by one solo worker per queue family (runners"
+    " on default, batched sends and sandbox receipts with delay 0 s on sends, event"
+    " fan-outs on events); queued/s = queued / (last recipient processed_at - create call),"
     " delivered/s = delivered / (last delivered_at - create call); req/s is delivered/s."
 )
 NON_WRK_SCENARIO_NAMES = EVENT_SCENARIO_NAMES | EXPORT_SCENARIO_NAMES | {

@@ -8,15 +8,17 @@
    counting but never refusing, and the floor view mounted (BENCH_FLOOR=1).
 4. Each scenario of bench/scenarios.py is checked with one request, warmed up, then loaded
    with wrk from this second process for BENCH_SECONDS (default 10).
-   The event scenarios (bench/event_scenarios.py: webhook deliveries/s and latency, SSE
-   latency with 500 streams) start their own Celery worker, receiver and daphne instead,
+   The event scenarios (bench/event_scenarios.py: webhook deliveries/s, deliveries/s to
+   three fast endpoints past a slow one, latency, SSE latency with 500 streams) start their
+   own Celery workers (one per queue family: events, webhooks), receivers and daphne instead,
    on a Redis broker database of the benchmark's own (BENCH_BROKER_URL, default
    redis://127.0.0.1:6379/9); gunicorn and wrk are skipped when only they are selected.
    The contacts scenarios (bench/contact_scenarios.py: exports of 10,000 and 50,000 rows
    with the serving worker's peak memory, each on a one-worker gunicorn of its own, and a
    three-rule segment count over 100,000 contacts, seeded once) and the messaging ones
    (bench/messaging_scenarios.py: accepted sends/s for POST /api/v1/messages in a sandbox
-   organization, and messages/s to `delivered` through one Celery worker) follow.
+   organization, and messages/s to `delivered` through one solo Celery worker per queue
+   family, `-Q sends|events|webhooks|default`) follow.
 5. The table and the targets of bench/targets.py are printed and written as Markdown to
    bench/results/latest.md. The exit code is 0 even when a target fails (this is a
    measurement); it is non-zero only when the harness itself could not run.
@@ -25,14 +27,16 @@ Variables: BENCH_SECONDS, BENCH_WARMUP_SECONDS (1), BENCH_ROUNDS (1; on a busy m
 gives the median of three interleaved rounds), BENCH_CONNECTIONS (16), BENCH_THREADS (1),
 BENCH_WORKERS (cores), BENCH_ONLY (comma-separated scenario names). Event scenarios:
 BENCH_SCALE (1.0: multiplies their counts), BENCH_WEBHOOK_EVENTS (2000),
+BENCH_WEBHOOK_MIX_EVENTS (20,000), BENCH_WEBHOOK_SLOW_SECONDS (1),
 BENCH_WEBHOOK_LATENCY_EVENTS (200), BENCH_WEBHOOK_LATENCY_RATE (10/s), BENCH_SSE_STREAMS
 (500), BENCH_SSE_EVENTS (50), BENCH_SSE_RATE (1/s), BENCH_BROKER_URL. Contacts and
 messaging (also scaled by BENCH_SCALE): BENCH_CONTACTS (100,000 seeded),
 BENCH_CONTACT_EXPORT_ROWS (10,000), BENCH_SEGMENT_EXPORT_SMALL_ROWS (10,000),
 BENCH_SEGMENT_EXPORT_LARGE_ROWS (50,000), BENCH_SEGMENT_COUNT_RUNS (100), BENCH_MESSAGES
-(2000), BENCH_SANDBOX_RECEIPT_DELAY (0 s). Broadcast (bench/broadcast_scenarios.py: messages/s
-queued and delivered by one sms broadcast, one prefork worker x2): BENCH_BROADCAST_RECIPIENTS
-(2000, scaled).
+(20,000), BENCH_MESSAGES_SMALL (2,000, the memory baseline), BENCH_SANDBOX_RECEIPT_DELAY
+(0 s). Broadcast (bench/broadcast_scenarios.py: messages/s queued and delivered by one sms
+broadcast, one solo worker per queue family): BENCH_BROADCAST_RECIPIENTS
+(10,000, scaled).
 """
 
 from __future__ import annotations

@@ -14,8 +14,14 @@ BEAT_SCHEDULE["events-redispatch-pending"] = {
     "schedule": 15.0,
 }
 BEAT_SCHEDULE["webhooks-dispatch-due"] = {
-    # Pending webhook deliveries whose next attempt is due (retries, expired leases).
+    # Pending webhook deliveries whose next attempt is due (retries, expired leases of a
+    # killed worker: taken over within lease + 5 s, resumed endpoints).
     "task": "webhooks.dispatch_due",
+    "schedule": 5.0,
+}
+BEAT_SCHEDULE["messaging-callbacks-due"] = {
+    # Status callbacks whose retry is due, or whose drain a dying process never kicked.
+    "task": "messaging.deliver_callback",
     "schedule": 5.0,
 }
 BEAT_SCHEDULE["events-purge-outbox"] = {
@@ -36,8 +42,9 @@ BEAT_SCHEDULE["templates-sync-statuses"] = {
     "schedule": 600.0,
 }
 BEAT_SCHEDULE["messaging-dispatch-due"] = {
-    # Scheduled sends whose send_at has come, queued messages no worker picked up (broker
-    # outage), and fallbacks whose primary had no delivery receipt in time.
+    # The timed drain of messaging (messaging/timed.py): due scheduled sends, send retries,
+    # sandbox receipts and no-receipt fallbacks, a killed worker's send claims, then the
+    # send drain (a lost drain signal). Woken earlier for work due sooner (`timed.arm`).
     "task": "messaging.dispatch_due",
     "schedule": 10.0,
 }

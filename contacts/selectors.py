@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable
 from datetime import timedelta
 
+from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import Count, Q, QuerySet
 from django.db.models.expressions import RawSQL
@@ -179,7 +180,10 @@ def custom_field_keys(queryset: QuerySet) -> list[str]:
     """Every custom-field key used by the rows of `queryset`, sorted; one query."""
     # The inner SQL is Django's own, its values stay parameters.
     inner = queryset.order_by().values("custom_fields")
-    sql, params = inner.query.sql_with_params()
+    try:
+        sql, params = inner.query.sql_with_params()
+    except EmptyResultSet:  # a filter that can match nothing (`id__in=[]`): no keys
+        return []
     if connection.vendor == "postgresql":
         outer = (
             "SELECT DISTINCT k FROM (SELECT jsonb_object_keys(s.custom_fields) AS k "  # noqa: S608

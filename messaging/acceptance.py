@@ -10,7 +10,7 @@ compiled once per database and contact field (`platform_core/compiled_sql.py`):
     WHERE NOT EXISTS (<an opt-out blocking this recipient and sender>)
     RETURNING contact_id
 
-No row back means an opt-out blocks the send (`services.message_send` then loads it with
+No row back means an opt-out blocks the send (`sending/accept.py` then loads it with
 `blocking_opt_outs` for the error). The subqueries are the ORM's own SQL of
 `blocking_opt_outs` and `contact_ids`, so each rule is written once. PostgreSQL and SQLite
 (3.35+, for RETURNING) both run it.
@@ -18,7 +18,10 @@ No row back means an opt-out blocks the send (`services.message_send` then loads
 
 from __future__ import annotations
 
-from functools import lru_cache
+import operator
+from collections import defaultdict
+from collections.abc import Sequence
+from functools import lru_cache, reduce
 
 from django.db import connections, models, router
 from django.db.models import Q, QuerySet
@@ -48,8 +51,8 @@ def contact_ids(organization_id: str, field: str, recipient: str) -> QuerySet:
 
 def blocking_opt_outs(organization_id: str, recipient: str, *, sender: str | None,
                       messaging_service_id: str | None) -> QuerySet:
-    """Opt-outs that block a send to `recipient` from `sender` / through the service. They
-    are per scope (the messaging service, the sender address, or all senders), not per
+    """Opt-outs that block a send to `recipient` from `sender` / through the service (the
+    rule; `blocked_messages` applies it to a batch). They are per scope (the messaging service, the sender address, or all senders), not per
     channel: a STOP sent to a number also stops that number's WhatsApp and RCS messages."""
     scope = Q(sender=OptOut.ALL_SENDERS)
     if sender:
@@ -58,6 +61,35 @@ def blocking_opt_outs(organization_id: str, recipient: str, *, sender: str | Non
         scope |= Q(messaging_service_id=messaging_service_id)
     return (OptOut.objects.for_organization_id(organization_id).filter(recipient=recipient)
             .filter(scope).order_by("created_at"))
+
+
+def _blocks(opt_out_sender: str, opt_out_service_id: str | None, *, sender: str | None,
+            messaging_service_id: str | None) -> bool:
+    """`blocking_opt_outs`'s scope rule for one opt-out row already read (its twin)."""
+    return (opt_out_sender == OptOut.ALL_SENDERS
+            or bool(sender) and opt_out_sender == sender
+            or bool(messaging_service_id) and opt_out_service_id == messaging_service_id)
+
+
+def blocked_messages(messages: Sequence[Message]) -> set[str]:
+    """The ids of outbound `messages` (of any organizations) that an opt-out blocks now:
+    one query for a send batch, `blocking_opt_outs`'s rule applied to each message."""
+    if not messages:
+        return set()
+    wanted: dict[str, set[str]] = defaultdict(set)
+    for message in messages:
+        wanted[message.organization_id].add(message.to)
+    rows = OptOut.objects.dangerously_unscoped().filter(reduce(operator.or_, (
+        Q(organization_id=organization_id, recipient__in=sorted(recipients))
+        for organization_id, recipients in wanted.items())))
+    scopes: dict[tuple[str, str], list[tuple[str, str | None]]] = defaultdict(list)
+    for organization_id, recipient, sender, service_id in rows.values_list(
+            "organization_id", "recipient", "sender", "messaging_service_id"):
+        scopes[(organization_id, recipient)].append((sender, service_id))
+    return {m.pk for m in messages
+            if any(_blocks(sender, service_id, sender=m.from_address or None,
+                           messaging_service_id=m.messaging_service_id)
+                   for sender, service_id in scopes.get((m.organization_id, m.to), ()))}
 
 
 @lru_cache(maxsize=16)

@@ -2,21 +2,28 @@
 
 `message_send` only inserts the message (`queued`, or `scheduled` with `send_at`) with
 `announced_at` unset: one statement, no broker round trip in the request. After commit
-it calls `kick()`. The dispatcher (`dispatch_accepted`, task `messaging.dispatch_accepted`)
-claims unannounced messages in batches under SKIP LOCKED, emits each one's
-`message.queued` / `message.scheduled` event (with its status callback), marks them
-announced and queues the send task of each queued one. A status change that reaches a
-message before the dispatcher does announces it first (`services._transition`), so the
-events of a message always start with its acceptance.
+it calls `kick()`. The dispatcher (`dispatch_accepted`, task `messaging.dispatch_accepted`
+on the `sends` queue) runs the send drain (messaging/sending/drain.py) until it finds
+nothing: each claim announces the accepted messages (`message.queued` /
+`message.scheduled`, with their status callbacks) and claims the queued ones, then the
+batch is sent and written back. A status change that reaches a message before the
+dispatcher does announces it first (`status.StatusBatch.announce`), so the events of a
+message always start with its acceptance.
+
+The batch size adapts to the backlog: a run claims 1 message first, then four times more
+after each full claim (up to MESSAGING_SEND_BATCH_MAX, 256): an idle system sends a lone
+message at once, a backlog goes out hundreds at a time. After each full claim the run
+kicks once more, so another worker process (if one is free) joins the drain.
 
 `kick()` costs the request a `threading.Event.set()`: a daemon thread per process turns
 kicks into at most one queued dispatcher for the deployment. It sets a Redis flag with
 SET NX and queues the task only when it set it; the dispatcher deletes the flag before
-every claim and stops only after a claim found nothing, so a message committed before a
-kick that found the flag set is always claimed by the dispatcher that set it. Without a
+every claim and stops only after a claim that was not full (it took every row it could
+see), so a message committed before a kick that found the flag set is always claimed by
+the dispatcher that set it. Without a
 shared cache (the embedded default) every kick queues the task; with Celery eager (tests)
-the dispatcher runs right away. A kick lost with a dying process is made up by the beat
-sweep (`messages_dispatch_due`), which runs the dispatcher too.
+the dispatcher runs right away. A kick lost with a dying process is made up by the timed
+drain (messaging/timed.py, beat), which runs the dispatcher too.
 """
 
 from __future__ import annotations
@@ -28,19 +35,13 @@ import time
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
-from django.utils import timezone
 
 from platform_core.shared_cache import is_shared
-from platform_core.tenancy.context import tenant_context
-
-from .models import Message, MessageStatus
 
 logger = logging.getLogger("messaging")
 
 PENDING_FLAG = "messaging:dispatch:pending"
 FLAG_TTL_SECONDS = 60  # a dispatcher lost before it ran is re-queued after this at worst
-BATCH = 500
 COALESCE_SECONDS = 0.02  # at most one flag check per process per 20 ms (added latency)
 
 _kicker_lock = threading.Lock()
@@ -84,7 +85,10 @@ def kick() -> None:
     if getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
         from .tasks import dispatch_accepted as task
 
-        task.delay()
+        try:
+            task.delay()
+        except Exception:
+            logger.exception("could not run the message dispatcher; the sweep will run it")
         return
     global _kicker
     kicker = _kicker
@@ -96,30 +100,22 @@ def kick() -> None:
     kicker.wanted.set()
 
 
-def dispatch_accepted(*, batch: int = BATCH) -> int:
-    """Announce every accepted message and queue the sends; the number announced."""
-    from .services import announce, queue_send
+def dispatch_accepted(*, batch: int | None = None) -> int:
+    """Announce and send accepted messages until none is left; the number handled."""
+    from .sending import drain
 
-    total = 0
+    largest = batch or drain.batch_max()
+    size, total = 1, 0
     while True:
         if is_shared():
             cache.delete(PENDING_FLAG)  # before the claim: a later kick queues a new run
-        with transaction.atomic():
-            claimed = list(
-                Message.objects.dangerously_unscoped()
-                .select_for_update(skip_locked=True, of=("self",))
-                .select_related("organization")
-                .filter(announced_at__isnull=True)
-                .order_by("pk")[:batch]
-            )
-            if not claimed:
-                return total
-            for message in claimed:
-                with tenant_context(message.organization):
-                    announce(message)
-            Message.objects.dangerously_unscoped().filter(
-                pk__in=[m.pk for m in claimed]).update(announced_at=timezone.now())
-            for message in claimed:
-                if message.status == MessageStatus.QUEUED and message.dispatched_at is None:
-                    queue_send(message.pk)
-        total += len(claimed)
+        claimed = drain.claim(size)
+        if not claimed.handled:
+            return total
+        drain.send(claimed.to_send)
+        total += claimed.handled
+        if claimed.handled < size:
+            return total  # it took every claimable row: the backlog is drained
+        size = min(size * 4, largest)
+        if not getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
+            _queue_dispatcher()  # a backlog: another worker may join

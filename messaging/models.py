@@ -7,7 +7,7 @@ inbound (received from one). Its status walks the lifecycle of 0-conventions.md 
                              \\-> undelivered | failed | expired
     scheduled -> canceled                  inbound: received
 
-`STATUS_RANK` orders the statuses so that `services.message_apply_status` never moves a
+`STATUS_RANK` orders the statuses so that the status moves (status.py) never move a
 message backwards: a late "sent" receipt after "delivered" is ignored, and the terminal
 failures (`failed`, `undelivered`, `expired`, `canceled`) are final.
 
@@ -177,9 +177,13 @@ class Message(TenantModel):
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
-    # Claimed by the send task (under the row lock) before the provider is called: a
-    # duplicate task message finds it set and sends nothing (at most once to the provider).
+    # Claimed by a send batch (under the row lock) before the provider is called: another
+    # batch never claims it again (at most once to the provider; messaging/sending/drain.py).
     dispatched_at = models.DateTimeField(null=True, blank=True)
+    # Provider calls that ended in a transient error; the next one is due at `retry_at`
+    # (timed work swept by messaging/timed.py, no per-message countdown task).
+    send_attempts = models.PositiveSmallIntegerField(default=0)
+    retry_at = models.DateTimeField(null=True, blank=True)
     # When its acceptance event (`message.queued` / `message.scheduled`) was emitted. A send
     # through the API leaves it unset for the batch dispatcher (messaging/dispatcher.py);
     # every other way of creating a message announces it at once.
@@ -209,21 +213,24 @@ class Message(TenantModel):
                                    ("messaging_service", "service"),
                                    ("parent", "parent"),
                                    ("provider_message_id", "provider_id"))],
-            # The beat sweeps: due scheduled sends, due no-receipt fallbacks.
+            # The timed drain (messaging/timed.py): due scheduled sends, due no-receipt
+            # fallbacks.
             models.Index(fields=["send_at"], name="messaging_msg_sched_due",
                          condition=models.Q(status="scheduled")),
-            # Accepted but never picked up by a worker (broker outage): re-queued by the sweep.
-            models.Index(fields=["created_at"], name="messaging_msg_undispatched",
-                         condition=models.Q(status="queued", dispatched_at__isnull=True)),
+            # Announced, queued and not claimed: what the send drain claims after the fresh
+            # (unannounced) sends: due retries, due scheduled sends, a lost drain signal.
+            models.Index(fields=["created_at"], name="messaging_msg_sendable",
+                         condition=models.Q(status="queued", dispatched_at__isnull=True,
+                                            announced_at__isnull=False)),
             models.Index(fields=["fallback_due_at"], name="messaging_msg_fallback_due",
                          condition=models.Q(fallback_due_at__isnull=False,
                                             fallback_triggered_at__isnull=True)),
             # Claimed by a send task that never recorded the provider's answer (the worker
-            # died mid-call): the sweep ends them (`messages_dispatch_due`).
+            # died mid-batch): the timed drain settles them from the send journal.
             models.Index(fields=["dispatched_at"], name="messaging_msg_dispatch_open",
                          condition=models.Q(status="queued", dispatched_at__isnull=False)),
-            # Sandbox sends awaiting the double's delivery receipt (the sweep re-sends a
-            # receipt a killed worker lost, as a carrier retries its status webhook).
+            # Sandbox sends awaiting the double's delivery receipt, due `sent_at` + the
+            # receipt delay (timed work, messaging/timed.py).
             models.Index(fields=["sent_at"], name="messaging_msg_sandbox_sent",
                          condition=models.Q(status="sent", provider="sandbox")),
             # The dispatcher's outbox: accepted messages not announced yet.

@@ -226,23 +226,11 @@ def check_callback_url(url: str | None, *, field: str = "status_callback") -> st
         return None
     if not url_ok(url):
         raise validation_error(field, "Use an http(s) URL of at most 2048 characters.")
-    host = urlsplit(url).hostname or ""
-    from django.conf import settings
-
-    if not settings.ALLOW_PRIVATE_WEBHOOK_TARGETS:
-        literal = host.strip("[]")
-        try:
-            import ipaddress
-
-            ipaddress.ip_address(literal.split("%", 1)[0])
-            is_literal = True
-        except ValueError:
-            is_literal = False
-        if (is_literal and not ssrf.is_public_address(literal)) or host in (
-            "localhost", "metadata", "metadata.google.internal", "metadata.goog",
-        ):
-            raise validation_error(field, "The URL is not an allowed callback target: it is "
-                                          "not a public address.")
+    try:
+        ssrf.check_host(urlsplit(url).hostname or "")
+    except ssrf.UnsafeTarget:
+        raise validation_error(field, "The URL is not an allowed callback target: it is "
+                                      "not a public address.") from None
     return url
 
 

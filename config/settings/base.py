@@ -93,7 +93,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
+    "platform_core.api.csrf.ConsoleCsrfViewMiddleware",  # the admin console only
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -179,8 +179,9 @@ else:
 # Embedded default: a filesystem broker under var/ so a real worker and beat run with no
 # services (retries and schedules behave as in production; nothing runs eagerly).
 _BROKER_DIR = VAR_DIR / "broker"
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
-if CELERY_BROKER_URL == "filesystem://":
+# (`localhost`: the filesystem transport ignores it, kombu warns when there is none.)
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://localhost//")
+if CELERY_BROKER_URL.startswith("filesystem://"):
     for sub in ("in", "processed", "control"):
         (_BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -189,6 +190,10 @@ if CELERY_BROKER_URL == "filesystem://":
         "processed_folder": str(_BROKER_DIR / "processed"),
         "control_folder": str(_BROKER_DIR / "control"),
         "store_processed": False,
+        # kombu polls the folder once a second by default: each hop of a task chain (send,
+        # fan-out, delivery) would wait for it. 50 ms keeps `make run` prompt for a few
+        # directory listings a second per queue.
+        "polling_interval": env.float("FILESYSTEM_BROKER_POLL_SECONDS", default=0.05),
     }
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_EAGER_PROPAGATES = True

@@ -22,3 +22,6 @@ CELERY_TASK_ALWAYS_EAGER = True
 DATABASES["default"]["CONN_MAX_AGE"] = 0
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 REST_FRAMEWORK = {**REST_FRAMEWORK, "TEST_REQUEST_DEFAULT_FORMAT": "json"}
+# The sandbox's carrier receipt comes at once (in the send batch); tests of the delayed
+# receipt set a delay and sweep under time-machine (messaging/timed.py).
+MESSAGING_SANDBOX_RECEIPT_DELAY_SECONDS = 0.0

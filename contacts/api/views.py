@@ -320,7 +320,9 @@ class ContactBulkExportView(PlatformAPIView):
         data = _data(s.BulkExportSerializer(data=request.data or {}))
         fmt = data.pop("format", "csv") or "csv"
         filename = exports.clean_filename(data.pop("filename", ""), fmt)
-        filters = {k: v for k, v in data.items() if v not in (None, "", [])}
+        # `contact_ids: []` selects no contact (as in the streamed export), so only absent
+        # values are dropped.
+        filters = {k: v for k, v in data.items() if v not in (None, "")}
         job = exports.export_job_create(
             organization=self.organization, principal=self.principal, filters=filters,
             fmt=fmt, filename=filename, request=request,

@@ -37,6 +37,7 @@ import logging
 import time
 import uuid
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -55,7 +56,9 @@ from platform_core.tenancy.context import tenant_context
 
 from .. import services as messaging
 from .. import validation
+from ..bulk import bulk_write
 from ..models import FAILURE_STATUSES, Channel, Message, MessageStatus, MessagingService
+from ..providers import registry
 from . import personalize, throttle
 from .models import (
     ACTIVE_STATUSES,
@@ -245,7 +248,7 @@ def check_config(organization, *, channel: Any, template_name: Any = None, langu
 
 def _check_runtime(organization, config: Config) -> None:
     """What can change after create: the provider, the sender pool, the template."""
-    messaging.registry.provider_for(organization, config.channel)  # 503 PROVIDER_NOT_WIRED
+    registry.provider_for(organization, config.channel)  # 503 PROVIDER_NOT_WIRED
     if not config.from_address:
         if config.service is not None:
             if not config.service.senders_for(config.channel):
@@ -532,29 +535,10 @@ def _claim(run: _Run, limit: int) -> list[BroadcastRecipient]:
 
 
 def _mark(rows: list[BroadcastRecipient], now) -> None:
-    """Store the batch's outcomes in one `UPDATE ... FROM (VALUES ...)` (a `bulk_update`
-    CASE per column costs several times more on 100 rows)."""
-    if connection.vendor != "postgresql":
-        # SQLite (the embedded default) has neither `::` casts nor column names on a VALUES
-        # alias: Django's bulk_update there.
-        for row in rows:
-            row.processed_at = now
-        BroadcastRecipient.objects.bulk_update(
-            rows, ["status", "message_id", "error_code", "processed_at"])
-        return
-    table = BroadcastRecipient._meta.db_table
-    values = ", ".join(["(%s::bigint, %s, %s, %s)"] * len(rows))
-    params: list[Any] = []
+    """Store the batch's outcomes in one statement (messaging/bulk.py)."""
     for row in rows:
-        params += [row.pk, row.status, row.message_id, row.error_code]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {table} AS r SET status = v.status, message_id = v.message_id, "  # noqa: S608
-            f"error_code = v.error_code, processed_at = %s "
-            f"FROM (VALUES {values}) AS v (id, status, message_id, error_code) "
-            "WHERE r.id = v.id",
-            [now, *params],
-        )
+        row.processed_at = now
+    bulk_write(BroadcastRecipient, rows, ["status", "message_id", "error_code", "processed_at"])
 
 
 def _run_batch(run: _Run) -> tuple[str, int, float]:
@@ -733,28 +717,48 @@ def broadcast_complete_if_done(*, broadcast_id: str) -> bool:
 # --- Counters moved by the message pipeline and the short links ---------------------------
 
 
-def on_message_transition(message: Message, *, previous: str, status: str) -> None:
-    """A broadcast message moved (inside `message_apply_status`'s transaction, under the
-    message's row lock, so each transition is counted once): its recipient follows and
-    the broadcast's counters move with `F()`."""
-    increments: dict[str, int] = {}
+def _counter_increments(previous: str, status: str) -> dict[str, int]:
+    """What one message's move adds to its broadcast's counters."""
     if status == MessageStatus.SENT:
-        increments["sent"] = 1
-    elif status == MessageStatus.DELIVERED:
-        increments["delivered"] = 1
-        if previous == MessageStatus.QUEUED:  # the receipt came before the send result
-            increments["sent"] = 1
-    elif status in FAILURE_STATUSES:
-        increments["failed"] = 1  # one accepted first stays counted in `sent`
-    else:
+        return {"sent": 1}
+    if status == MessageStatus.DELIVERED:
+        # A receipt that came before the send result counts the send too.
+        return {"delivered": 1, **({"sent": 1} if previous == MessageStatus.QUEUED else {})}
+    if status in FAILURE_STATUSES:
+        return {"failed": 1}  # one accepted first stays counted in `sent`
+    return {}
+
+
+def on_messages_transition(moves: Sequence[tuple[Message, str, str]]) -> None:
+    """Broadcast messages moved, `(message, previous, status)` each, in one status batch
+    (`status.StatusBatch.write`, in its transaction, under the messages' row locks, so each
+    transition is counted once): their recipients follow, one UPDATE per recipient status,
+    and each broadcast's counters move by the batch's sums, one UPDATE per broadcast."""
+    counted = [(m, previous, status) for m, previous, status in moves
+               if _counter_increments(previous, status)]
+    if not counted:
         return
-    recipient_status = (RecipientStatus.FAILED if status in FAILURE_STATUSES
-                        else RecipientStatus(status))
-    moved = (BroadcastRecipient.objects.for_organization(message.organization)
-             .filter(message_id=message.pk).update(status=recipient_status))
-    if moved:
-        Broadcast.objects.for_organization(message.organization).filter(
-            pk=message.campaign_id).update(
+    recipients = BroadcastRecipient.objects.dangerously_unscoped()
+    # A recipient is marked exactly when its message exists: count only those found.
+    found = set(recipients.filter(message_id__in=[m.pk for m, _p, _s in counted])
+                .values_list("message_id", flat=True))
+    final: dict[str, str] = {}
+    sums: dict[tuple[str, str], Counter[str]] = {}
+    for message, previous, status in counted:
+        if message.pk not in found:
+            continue
+        final[message.pk] = (RecipientStatus.FAILED if status in FAILURE_STATUSES
+                             else RecipientStatus(status))
+        sums.setdefault((message.organization_id, message.campaign_id), Counter()).update(
+            _counter_increments(previous, status))
+    by_status: dict[str, list[str]] = {}
+    for message_id, status in final.items():
+        by_status.setdefault(status, []).append(message_id)
+    for status, message_ids in by_status.items():
+        recipients.filter(message_id__in=message_ids).update(status=status)
+    for (organization_id, campaign_id), increments in sums.items():
+        Broadcast.objects.dangerously_unscoped().filter(
+            organization_id=organization_id, pk=campaign_id).update(
             **{name: F(name) + value for name, value in increments.items()})
 
 

@@ -10,15 +10,19 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from config import queues
+
 from . import services
 
 
-@shared_task(name="messaging.broadcast_start", ignore_result=True, acks_late=True)
+@shared_task(name="messaging.broadcast_start", ignore_result=True, acks_late=True,
+             queue=queues.DEFAULT)
 def broadcast_start(broadcast_id: str) -> str:
     return services.broadcast_start(broadcast_id=broadcast_id)
 
 
-@shared_task(name="messaging.broadcast_run", ignore_result=True, acks_late=True)
+@shared_task(name="messaging.broadcast_run", ignore_result=True, acks_late=True,
+             queue=queues.DEFAULT)
 def broadcast_run(broadcast_id: str) -> str:
     outcome = services.broadcast_run(broadcast_id=broadcast_id)
     if outcome == "continue":
@@ -26,6 +30,6 @@ def broadcast_run(broadcast_id: str) -> str:
     return outcome
 
 
-@shared_task(name="messaging.broadcasts_due", ignore_result=True)
+@shared_task(name="messaging.broadcasts_due", ignore_result=True, queue=queues.DEFAULT)
 def broadcasts_due() -> dict[str, int]:
     return services.broadcasts_due()

@@ -8,10 +8,12 @@ A provider sends one `Message` on the channels it serves and answers a `SendResu
 
         def send(self, message, account) -> SendResult: ...
 
-`send` is called by the send task (`messaging.tasks.send_message`) outside any
-transaction, with the message as stored and the organization's `ProviderAccount` for the
-channel (None for the sandbox double and for deployment-wide accounts such as SMTP from
-`EMAIL_URL`). The task applies the result through `services.message_apply_status`:
+`send` is called by a send batch (messaging/sending/drain.py) outside any transaction,
+from a bounded thread pool for live providers (so it must be thread-safe: the adapters are
+stateless and call the hardened `platform_core.net.provider_client`), with the message as
+stored and the organization's `ProviderAccount` for the channel (None for the sandbox
+double and for deployment-wide accounts such as SMTP from `EMAIL_URL`). The batch applies
+the results together (messaging/status.py):
 
 - `status="queued"`: the provider accepted it and will report progress later (receipts
   arrive through the inbound status webhooks, which call `message_apply_status`).
@@ -19,12 +21,12 @@ channel (None for the sandbox double and for deployment-wide accounts such as SM
 - `status="failed"`: refused for good; `error_code` / `error_message` are the provider's
   raw code and text (they reach the `message.failed` event, Document 1, 2.3).
 
-A provider may also define `after_send(message, result)`: the task calls it once the result
-is committed (the sandbox double schedules its simulated delivery receipt there).
+A provider may also define `after_send(message, result)`: the batch calls it once the
+result is committed.
 
 A transient failure (timeout, 429/5xx after the client's own retries, open circuit)
-raises `ProviderError(retryable=True)`: the task retries with backoff and marks the
-message failed when its retries are exhausted. `ProviderError(retryable=False)` fails the
+raises `ProviderError(retryable=True)`: the message is tried again later with backoff
+(`retry_at`, timed work) and fails when its retries are exhausted. `ProviderError(retryable=False)` fails the
 message at once with the error's code and text.
 """
 

@@ -4,11 +4,12 @@ It never contacts anything outside the process. It walks the lifecycle a live pr
 does and, because the transitions go through the same `message_apply_status`, emits the
 same events:
 
-- `send` answers `sent` with a sandbox provider id (`SBX...`); after the send result is
-  stored, `after_send` schedules the carrier's delivery receipt: the task
-  `messaging.sandbox_delivery_receipt` runs `MESSAGING_SANDBOX_RECEIPT_DELAY_SECONDS`
-  later (default 1 s) and moves the message to `delivered`, as a provider's status
-  webhook would.
+- `send` answers `sent` with a sandbox provider id (`SBX...`). The carrier's delivery
+  receipt is timed work: it is due `MESSAGING_SANDBOX_RECEIPT_DELAY_SECONDS` (default 1 s)
+  after `sent_at` and the timed drain (messaging/timed.py) moves the due ones to
+  `delivered` in batches, as a provider's status webhook would; with no delay the send
+  batch applies it at once (messaging/sending/drain.py). `receipt_expected` says which
+  messages get one.
 - Magic recipients (Twilio's test-credential convention):
     `+15005550009`  fails at once: status `failed`, `error_code` "30003"
                     ("Unreachable destination handset").
@@ -74,14 +75,10 @@ class SandboxProvider:
                               error_message=RICH_FAIL_ERROR_MESSAGE)
         return SendResult(provider_message_id=provider_id, status="sent")
 
-    def after_send(self, message, result: SendResult) -> None:
-        """Called by the send task once the result is stored: schedule the receipt."""
-        if result.status == "failed" or message.to in NO_RECEIPT_RECIPIENTS:
-            return
-        if message.channel in RICH_CHANNELS and message.to in RICH_NO_RECEIPT_RECIPIENTS:
-            return
-        from messaging.tasks import sandbox_delivery_receipt
-
-        sandbox_delivery_receipt.apply_async(
-            (message.pk, result.provider_message_id), countdown=receipt_delay_seconds()
-        )
+    @staticmethod
+    def receipt_expected(message) -> bool:
+        """Whether the carrier double sends `message` (sent) a delivery receipt."""
+        if message.to in NO_RECEIPT_RECIPIENTS:
+            return False
+        return not (message.channel in RICH_CHANNELS
+                    and message.to in RICH_NO_RECEIPT_RECIPIENTS)

@@ -6,14 +6,19 @@ import logging
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import (
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.db import DatabaseError, IntegrityError
 from django.http import Http404
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 
 from platform_core.api.envelope import error_body
-from platform_core.errors import APIError
+from platform_core.errors import APIError, validation_error
 
 logger = logging.getLogger("platform_core.api")
 
@@ -48,11 +53,13 @@ def _from_drf(exc: drf.APIException) -> APIError:
         message = issues[0]["message"] if len(issues) == 1 else "The request is not valid."
         return APIError("VALIDATION_ERROR", message, status=422, details={"issues": issues})
     if isinstance(exc, drf.ParseError):
+        detail = str(exc.detail)
         return APIError(
             "VALIDATION_ERROR",
-            "The request body is not valid JSON.",
+            "The request body is not valid JSON." if detail.startswith("JSON")
+            else "The request body could not be parsed.",
             status=400,
-            details={"issues": [{"field": NON_FIELD, "message": str(exc.detail)}]},
+            details={"issues": [{"field": NON_FIELD, "message": detail}]},
         )
     if isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):
         return APIError("UNAUTHORIZED")
@@ -87,6 +94,12 @@ def to_api_error(exc: Exception) -> APIError:
         return APIError("INSUFFICIENT_PERMISSIONS")
     if isinstance(exc, RequestDataTooBig):
         return APIError("PAYLOAD_TOO_LARGE")
+    if isinstance(exc, TooManyFieldsSent | TooManyFilesSent):
+        return validation_error(NON_FIELD, "The request has too many form fields or files.",
+                                status=400)
+    if isinstance(exc, SuspiciousOperation):  # what Django refuses to read: never a 500
+        logger.warning("suspicious request answered 400: %s", type(exc).__name__)
+        return validation_error(NON_FIELD, "The request could not be understood.", status=400)
     if isinstance(exc, IntegrityError):
         logger.warning("integrity error answered as conflict: %s", exc)
         return APIError("ALREADY_EXISTS")

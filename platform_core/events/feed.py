@@ -122,19 +122,25 @@ class RedisFeed:
         return int(prev), orjson.loads(body)
 
     def append(self, event) -> Entry:
-        envelope = event.envelope()
+        return self.append_many([event])[0]
+
+    def append_many(self, events) -> list[Entry]:
+        """Append events in order, in one round trip (a pipeline of the append script)."""
         script = _scripts.get(self.url)
         if script is None:
             script = _scripts[self.url] = self.client.register_script(_APPEND_LUA)
+        envelopes = [event.envelope() for event in events]
+        max_events, ttl = conf.feed_max_events(), conf.feed_ttl_seconds()
         try:
-            prev, position = script(
-                keys=list(self._keys(event.organization_id)),
-                args=[event.pk, orjson.dumps(envelope), conf.feed_max_events(),
-                      conf.feed_ttl_seconds()],
-            )
+            pipe = self.client.pipeline(transaction=False)
+            for event, envelope in zip(events, envelopes, strict=True):
+                script(keys=list(self._keys(event.organization_id)),
+                       args=[event.pk, orjson.dumps(envelope), max_events, ttl], client=pipe)
+            answers = pipe.execute()
         except redis.RedisError as exc:
             raise FeedUnavailable(str(exc)) from exc
-        return Entry(position=_position(position), envelope=envelope, prev=_position(prev))
+        return [Entry(position=_position(position), envelope=envelope, prev=_position(prev))
+                for envelope, (prev, position) in zip(envelopes, answers, strict=True)]
 
     def get(self, org_id: str, event_id: str) -> Entry | None:
         zkey, hkey, _ = self._keys(org_id)
@@ -251,6 +257,9 @@ class DatabaseFeed:
 
     def append(self, event) -> Entry:
         return self._entry(event)
+
+    def append_many(self, events) -> list[Entry]:
+        return [self._entry(event) for event in events]
 
     def get(self, org_id: str, event_id: str) -> Entry | None:
         rows, _ = self._window(org_id)

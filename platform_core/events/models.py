@@ -40,9 +40,9 @@ class Event(TenantModel):
     class Meta:
         indexes = [
             models.Index(fields=["organization", "-created_at"], name="events_evt_org_created"),
-            # The re-dispatch scan reads only the (few) rows not yet fanned out.
+            # The fan-out drain claims only the (few) rows not yet fanned out, oldest first.
             models.Index(
-                fields=["created_at"],
+                fields=["created_at", "id"],
                 name="events_evt_undispatched",
                 condition=models.Q(dispatched_at__isnull=True),
             ),

@@ -1,4 +1,8 @@
-"""Celery tasks of the event bus: the fan-out and the re-dispatch scan (config/beat.py)."""
+"""Celery tasks of the event bus: the fan-out drain, its sweep and the outbox purge.
+
+All run on the `events` queue (config/queues.py). None carries an event: the outbox is
+the queue, a task only says "drain it".
+"""
 
 from __future__ import annotations
 
@@ -6,50 +10,29 @@ import logging
 from datetime import timedelta
 
 from celery import shared_task
-from django.db.models import Q
 from django.utils import timezone
+
+from config import queues
 
 from . import bus, conf
 from .models import Event
 
 logger = logging.getLogger("platform_core.events")
 
-REDISPATCH_BATCH = 500
-# Events older than this are not re-dispatched any more (the scan stays bounded).
-REDISPATCH_HORIZON = timedelta(days=3)
+
+@shared_task(name="events.drain", ignore_result=True, queue=queues.EVENTS)
+def drain_events() -> int:
+    """Fan out every committed, undispatched event (kicked after each commit)."""
+    return bus.drain()
 
 
-@shared_task(name="events.dispatch_event", ignore_result=True)
-def dispatch_event(event_id: str) -> bool:
-    """Fan out one committed event to every registered handler."""
-    return bus.dispatch(event_id)
-
-
-@shared_task(name="events.redispatch_pending", ignore_result=True)
+@shared_task(name="events.redispatch_pending", ignore_result=True, queue=queues.EVENTS)
 def redispatch_pending() -> int:
-    """Re-dispatch events committed but not fanned out after a grace period.
-
-    Covers a crash between commit and fan-out, a broker outage at enqueue time, and
-    handlers that failed (those wait for their backoff, `next_dispatch_at`). An event is
-    given up after the attempt limit or once older than the horizon.
-    """
-    now = timezone.now()
-    pending = (
-        Event.objects.dangerously_unscoped()
-        .filter(
-            dispatched_at__isnull=True,
-            created_at__lte=now - timedelta(seconds=conf.redispatch_after_seconds()),
-            created_at__gte=now - REDISPATCH_HORIZON,
-            dispatch_attempts__lt=conf.max_dispatch_attempts(),
-        )
-        .filter(Q(next_dispatch_at__isnull=True) | Q(next_dispatch_at__lte=now))
-        .order_by("created_at")
-        .values_list("pk", flat=True)[:REDISPATCH_BATCH]
-    )
-    count = 0
-    for event_id in pending:
-        bus.enqueue_dispatch(event_id)
-        count += 1
+    """Beat (config/beat.py): fan out events committed but not dispatched after a grace
+    period — a crash between commit and fan-out, a broker outage at kick time, handlers
+    that failed (those wait for their backoff, `next_dispatch_at`). An event is given up
+    after the attempt limit or once older than the horizon."""
+    count = bus.drain(older_than=timedelta(seconds=conf.redispatch_after_seconds()))
     if count:
         logger.info("re-dispatched %d events", count)
     return count
@@ -58,7 +41,7 @@ def redispatch_pending() -> int:
 PURGE_BATCH = 5000
 
 
-@shared_task(name="events.purge_outbox", ignore_result=True)
+@shared_task(name="events.purge_outbox", ignore_result=True, queue=queues.EVENTS)
 def purge_outbox() -> int:
     """Delete outbox rows older than `EVENTS_OUTBOX_RETENTION_DAYS` (30) in batches.
 

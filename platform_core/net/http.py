@@ -10,6 +10,8 @@
   must finish within it; the response body is read up to a cap and the rest dropped.
 - Connections are kept alive per (scheme, host name, address, port), never shared between
   host names, so a TLS connection is only ever reused for the name it was verified for.
+  The client is thread-safe: the outbound drains call it from a thread pool
+  (platform_core/net/pool.py) to send many requests at once.
 
     response = http.request("POST", url, content=body, headers={...}, timeout=10)
     response.status_code, response.headers, response.body, response.request_headers
@@ -105,7 +107,10 @@ class _ClientPool:
                 verify=verify,
                 trust_env=False,
                 follow_redirects=False,
-                limits=httpx.Limits(max_connections=8, max_keepalive_connections=4,
+                # Room for the per-endpoint caps of several endpoints on one host (the
+                # drains decide how many requests a receiver gets; the pool only keeps
+                # their connections alive).
+                limits=httpx.Limits(max_connections=64, max_keepalive_connections=32,
                                     keepalive_expiry=30),
                 headers={"User-Agent": USER_AGENT, "Accept": "*/*",
                          "Accept-Encoding": "identity"},

@@ -130,12 +130,21 @@ def saml_config_update(*, principal: Principal, request=None, **fields: Any) -> 
     return config
 
 
+def saml_organization(*, slug: str) -> tuple[Organization, SamlConfig | None]:
+    """The active organization of `slug` and its enabled SAML configuration (None when
+    single sign-on is off), or 404 SAML_NOT_ENABLED for an unknown slug."""
+    org = Organization.objects.filter(slug=slug, is_active=True).first()
+    if org is None:
+        raise APIError("SAML_NOT_ENABLED")
+    config = SamlConfig.objects.for_organization(org).first()
+    return org, (config if config is not None and config.enabled else None)
+
+
 def saml_enabled_config(*, slug: str) -> tuple[Organization, SamlConfig]:
     """The organization and its enabled SAML configuration, or 404 SAML_NOT_ENABLED (the
     same answer for an unknown slug)."""
-    org = Organization.objects.filter(slug=slug, is_active=True).first()
-    config = SamlConfig.objects.for_organization(org).first() if org else None
-    if org is None or config is None or not config.enabled:
+    org, config = saml_organization(slug=slug)
+    if config is None:
         raise APIError("SAML_NOT_ENABLED")
     return org, config
 
@@ -343,8 +352,10 @@ def saml_logout(
     *, slug: str, name_id: str | None, session_principal: Principal | None
 ) -> str | None:
     """End the caller's session (when one is presented) and answer the IdP SLO URL to send
-    the browser to, or None when the IdP has no single-logout endpoint."""
-    org, config = saml_enabled_config(slug=slug)
+    the browser to, or None when there is none to visit: single sign-on off, or an IdP
+    without a single-logout endpoint (Document 1, 4.2). Logout is idempotent: only an
+    unknown organization is refused."""
+    org, config = saml_organization(slug=slug)
     name_id_format = saml.NAMEID_EMAIL
     if session_principal is not None and session_principal.organization.pk == org.pk:
         session = (
@@ -365,7 +376,7 @@ def saml_logout(
         elif not name_id:
             user = User.objects.filter(pk=session_principal.user_id).first()
             name_id = user.email if user else None
-    if not name_id:
+    if config is None or not name_id:
         return None
     return saml.logout_request_location(
         config,

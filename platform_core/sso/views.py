@@ -148,7 +148,7 @@ class SamlLogoutView(_SamlView):
     )
     def get(self, request, slug: str):
         if "SAMLResponse" in request.GET:  # the IdP answering our LogoutRequest
-            services.saml_enabled_config(slug=slug)
+            services.saml_organization(slug=slug)
             return Response({"status": "logged_out"})
         location = services.saml_logout(
             slug=slug,

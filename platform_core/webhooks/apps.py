@@ -10,6 +10,6 @@ class WebhooksConfig(AppConfig):
         from platform_core.events.bus import register_fanout
 
         from . import error_codes  # noqa: F401  (registers this family's codes)
-        from .fanout import webhooks_fanout
+        from .fanout import webhooks_fanout, webhooks_fanout_batch
 
-        register_fanout("webhooks", webhooks_fanout)
+        register_fanout("webhooks", webhooks_fanout, batch=webhooks_fanout_batch)

@@ -5,13 +5,17 @@
     WEBHOOK_RETRY_JITTER              +/- fraction applied to each delay (0.1)
     WEBHOOK_RETRY_AFTER_MAX_SECONDS   a receiver's Retry-After is honored up to this (86400)
     WEBHOOK_TIMEOUT_SECONDS           whole-exchange timeout of one attempt (10)
-    WEBHOOK_DELIVERY_LEASE_SECONDS    a claimed delivery is re-dispatched after this if its
-                                      worker died (timeout + 30)
+    WEBHOOK_DELIVERY_LEASE_SECONDS    a claimed delivery is taken over after this if its
+                                      worker died (timeout + 5: with the 5 s sweep, within
+                                      30 s of the kill at the default timeout)
+    WEBHOOK_ENDPOINT_CONCURRENCY      requests in flight per endpoint (and per callback
+                                      origin) at most, over every worker (8)
     WEBHOOK_DISABLE_AFTER_SECONDS     an endpoint failing without a success for this long is
                                       disabled (5 days); 0 turns the breaker off
     WEBHOOK_DISABLE_ON_GONE           a 410 Gone answer disables the endpoint at once (True)
     WEBHOOK_REPLAY_WINDOW_SECONDS     failed deliveries can be replayed this long (7 days)
-    WEBHOOK_DISPATCH_BATCH            due deliveries claimed per batch by the beat job (200)
+    OUTBOUND_HTTP_THREADS             threads per worker process sending requests (64;
+                                      platform_core/net/pool.py)
     OUTBOUND_HTTP_CA_BUNDLE           CA file for verifying receivers' TLS (default certifi)
 """
 
@@ -44,7 +48,10 @@ def timeout_seconds() -> float:
 
 def lease_seconds() -> float:
     value = getattr(settings, "WEBHOOK_DELIVERY_LEASE_SECONDS", None)
-    return float(value) if value is not None else timeout_seconds() + 30.0
+    # Never shorter than one request: a drain does not start a request its lease could
+    # not cover (engine.py), so a shorter lease would send nothing at all.
+    floor = timeout_seconds() + 1.0
+    return max(float(value), floor) if value is not None else timeout_seconds() + 5.0
 
 
 def disable_after_seconds() -> int:
@@ -59,5 +66,5 @@ def replay_window_seconds() -> int:
     return int(getattr(settings, "WEBHOOK_REPLAY_WINDOW_SECONDS", 7 * 24 * 3600))
 
 
-def dispatch_batch() -> int:
-    return int(getattr(settings, "WEBHOOK_DISPATCH_BATCH", 200))
+def endpoint_concurrency() -> int:
+    return max(1, int(getattr(settings, "WEBHOOK_ENDPOINT_CONCURRENCY", 8)))

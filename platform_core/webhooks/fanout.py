@@ -7,4 +7,9 @@ from . import services
 
 def webhooks_fanout(event) -> None:
     """Create the deliveries of `event` for every subscribed endpoint (idempotent)."""
-    services.deliveries_create_for_event(event)
+    services.deliveries_create_for_events([event])
+
+
+def webhooks_fanout_batch(events) -> None:
+    """The same for a claimed batch of events: one INSERT for all their deliveries."""
+    services.deliveries_create_for_events(events)

@@ -5,6 +5,10 @@ one delivery (`dlv_`, unique, so the at-least-once fan-out never doubles it) hol
 event envelope, its status and the record of its last attempt (Document 1, 2.4); every
 attempt is also kept as a `WebhookDeliveryAttempt` row.
 
+A status callback (a message's `status_callback`, a messaging service's inbound webhook
+URL) is a `CallbackDelivery` (`cbk_`): a signed POST of one event to a bare URL, kept
+only while it is owed (deleted once it succeeds or its retries run out).
+
 Delivery states: `pending` (waiting for its next attempt at `next_retry_at`, or claimed by
 a worker under a lease while `claim_token` is set), `succeeded`, `failed` (the retry
 schedule is exhausted or the receiver answered 410 Gone; the delivery is in the
@@ -119,9 +123,12 @@ class WebhookDelivery(TenantModel):
         indexes = [
             models.Index(fields=["endpoint", "id"], name="webhooks_dlv_endpoint_id"),
             models.Index(fields=["organization", "event_id"], name="webhooks_dlv_org_event"),
-            # The beat job's scan: only pending rows, by due time.
-            models.Index(fields=["next_retry_at"], name="webhooks_dlv_due",
+            # The drain's claim (engine.py): endpoints with pending rows (a skip scan), then
+            # each one's due rows by due time; and each endpoint's rows claimed right now.
+            models.Index(fields=["endpoint", "next_retry_at"], name="webhooks_dlv_due",
                          condition=models.Q(status="pending")),
+            models.Index(fields=["endpoint"], name="webhooks_dlv_claimed",
+                         condition=models.Q(status="pending") & ~models.Q(claim_token="")),
             models.Index(fields=["organization", "id"], name="webhooks_dlv_dead",
                          condition=models.Q(dead_lettered_at__isnull=False, status="failed")),
         ]
@@ -150,3 +157,35 @@ class WebhookDeliveryAttempt(TenantModel):
 
     def __str__(self) -> str:
         return f"{self.delivery_id} #{self.number} {self.outcome}"
+
+
+class CallbackDelivery(TenantModel):
+    """A status callback owed: one event to POST to a URL that is not a webhook endpoint.
+
+    Sent by the outbound engine like a webhook delivery (engine.py; messaging/callbacks.py
+    signs it), capped per `origin` (scheme://host:port) instead of per endpoint, retried
+    on `CALLBACK_RETRY_SCHEDULE`. The row exists only while the callback is owed.
+    """
+
+    id = PublicIdField(prefix="cbk")
+    event_id = models.CharField(max_length=40)
+    url = models.URLField(max_length=2048)
+    origin = models.CharField(max_length=300)
+    status = models.CharField(max_length=16, default=DeliveryStatus.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    next_retry_at = models.DateTimeField(default=timezone.now)
+    claim_token = models.CharField(max_length=32, blank=True, default="")
+    last_error = models.CharField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["origin", "next_retry_at"], name="webhooks_cbk_due",
+                         condition=models.Q(status="pending")),
+            models.Index(fields=["origin"], name="webhooks_cbk_claimed",
+                         condition=models.Q(status="pending") & ~models.Q(claim_token="")),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pk} {self.event_id} -> {self.url}"

@@ -1,31 +1,27 @@
-"""Celery tasks of the webhooks family: one attempt, and the beat job that claims due ones.
+"""Celery tasks of the webhooks family, on the `webhooks` queue: the delivery drain.
 
-Tasks take ids (and the claim token), never instances. `acks_late` is on for the whole
-project, and the delivery row itself is leased, so a worker killed in the middle of an
-attempt loses nothing: the delivery is still `pending` and due again when its lease ends.
+No task carries a delivery: the deliveries table is the queue. `webhooks.drain` is kicked
+after a commit that made deliveries due (the fan-out, a replay) and by the beat sweep
+(`webhooks.dispatch_due`: retries come due, leases of a killed worker end, endpoints are
+enabled again). Claimed rows are leased, so a worker killed in the middle loses nothing.
 """
 
 from __future__ import annotations
 
 from celery import shared_task
 
-from platform_core.tenancy.context import tenant_context
+from config import queues
 
 from . import services
-from .models import WebhookDelivery
 
 
-@shared_task(name="webhooks.deliver", ignore_result=True, acks_late=True)
-def deliver_webhook(delivery_id: str, claim_token: str) -> str | None:
-    row = (WebhookDelivery.objects.dangerously_unscoped().select_related("organization")
-           .only("id", "organization").filter(pk=delivery_id).first())
-    if row is None:
-        return None
-    with tenant_context(row.organization):
-        return services.delivery_attempt(delivery_id=delivery_id, claim_token=claim_token)
+@shared_task(name="webhooks.drain", ignore_result=True, queue=queues.WEBHOOKS)
+def drain_deliveries() -> int:
+    """Deliver every due webhook delivery; the number attempted."""
+    return services.deliveries_dispatch_due()
 
 
-@shared_task(name="webhooks.dispatch_due", ignore_result=True)
+@shared_task(name="webhooks.dispatch_due", ignore_result=True, queue=queues.WEBHOOKS)
 def dispatch_due_webhook_deliveries() -> int:
-    """Beat job (config/beat.py): queue every pending delivery whose time has come."""
+    """Beat (config/beat.py): the same drain, for rows that came due with no kick."""
     return services.deliveries_dispatch_due()

@@ -118,6 +118,20 @@ def test_filters_list_q_tags_and_ids(tenant):
     assert exported({"list_id": contact_list.pk, "q": "tag:beta"}) == {cy.pk}
 
 
+def test_filters_that_match_nothing_export_an_empty_file(tenant,
+                                                          django_capture_on_commit_callbacks):
+    """`contact_ids: []` can match no row at all (the ORM refuses to build its SQL): an
+    export of no rows, never a 500."""
+    make_contact(tenant, first_name="Ann", email="ann@acme.com", custom_fields={"plan": "x"})
+    for body in ({"contact_ids": []}, {"contact_ids": [], "tags": ["vip"], "q": "ann"}):
+        response = export(tenant.client(), body)
+        assert response.status_code == 200, response.content
+        assert parse_csv(response) == []
+    job = run_bulk(tenant, django_capture_on_commit_callbacks, {"contact_ids": []})
+    detail = tenant.client().get(f"{JOBS}/{job['id']}").json()["data"]
+    assert (detail["status"], detail["rows_total"]) == ("succeeded", 0)
+
+
 def test_errors_before_streaming_are_json(tenant, other_tenant):
     foreign_list = make_list(other_tenant)
     client = tenant.client()

@@ -1,5 +1,5 @@
 """The outbox: an API send only stores the message; the batch dispatcher announces it
-(`message.queued` / `message.scheduled`) and queues its send (messaging/dispatcher.py)."""
+(`message.queued` / `message.scheduled`) and sends it in a batch (messaging/dispatcher.py)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def test_the_sweep_announces_a_message_whose_kick_was_lost(
     message_id = response.json()["data"]["id"]
     with django_capture_on_commit_callbacks(execute=True):
         counts = messages_dispatch_due()
-    assert counts["announced"] == 1
+    assert counts["dispatched"] == 1
     assert message_events(tenant, message_id)[0].type == "message.queued"
     assert load(tenant, message_id).status in ("sent", "delivered")
 

@@ -11,7 +11,7 @@ import time_machine
 from django.utils import timezone
 
 from messaging import services
-from messaging.tasks import dispatch_due, sandbox_delivery_receipt
+from messaging.tasks import dispatch_due
 from platform_core.tenancy.context import tenant_context
 
 from .conftest import SANDBOX_FAIL, USER, load, message_events, messages
@@ -104,7 +104,8 @@ def test_no_receipt_falls_back_after_the_timeout(tenant, send, sweep):
 
     # A late receipt of the primary is recorded and sends nothing new.
     with tenant_context(tenant.org):
-        assert sandbox_delivery_receipt(root_id) is True
+        assert services.message_apply_status(message=load(tenant, root_id),
+                                              status="delivered") is True
     assert load(tenant, root_id).status == "delivered"
     assert sweep(120)["fallbacks"] == 0
     assert len(messages(tenant)) == 2
@@ -151,7 +152,7 @@ def test_nothing_more_once_the_chain_is_delivered(tenant, send, sweep):
     primary, second = chain(tenant, root_id)
     assert (second.channel, second.status) == ("whatsapp", "sent")
     with tenant_context(tenant.org):
-        sandbox_delivery_receipt(root_id)
+        services.message_apply_status(message=load(tenant, root_id), status="delivered")
     assert sweep(25)["fallbacks"] == 1  # whatsapp's timer fired...
     assert len(messages(tenant)) == 2  # ...and sent nothing
     assert load(tenant, second.pk).metadata["fallback"]["skipped"] == "chain_delivered"

@@ -4,12 +4,15 @@ number, status callbacks, and the monotonic status rule (0-conventions.md 6; Doc
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+import time_machine
 from standardwebhooks import Webhook
 
 from messaging import services
 from messaging.providers.sandbox import receipt_delay_seconds
-from messaging.tasks import sandbox_delivery_receipt
+from messaging.tasks import dispatch_due
 from platform_core.tenancy.context import tenant_context
 from platform_core.webhooks import signing
 
@@ -99,21 +102,24 @@ def test_email_magic_failure(tenant, send):
     assert load(tenant, message_id).error_code == "30003"
 
 
-def test_sandbox_receipt_is_a_delayed_task(tenant, send, settings, monkeypatch):
-    """Outside eager mode the receipt is queued with a countdown (configurable)."""
+def test_sandbox_receipt_is_timed_work_swept_when_due(tenant, send, settings, commit):
+    """With a delay the carrier double's receipt is stored work, due `sent_at` + the delay:
+    no task waits for it; the timed drain delivers it once due."""
     settings.MESSAGING_SANDBOX_RECEIPT_DELAY_SECONDS = 2.5
     assert receipt_delay_seconds() == 2.5
-    calls = []
-    monkeypatch.setattr(sandbox_delivery_receipt, "apply_async",
-                        lambda args, countdown: calls.append((args, countdown)))
     message_id = send({"channel": "sms", "to": USER, "body": "x"}).json()["data"]["id"]
     message = load(tenant, message_id)
     assert message.status == "sent"
-    assert calls == [((message_id, message.provider_message_id), 2.5)]
-    # The task, when it runs, is the carrier's receipt.
-    with tenant_context(tenant.org):
-        assert sandbox_delivery_receipt(message_id, message.provider_message_id) is True
-    assert load(tenant, message_id).status == "delivered"
+    with time_machine.travel(message.sent_at + timedelta(seconds=2), tick=False), commit():
+        assert dispatch_due()["sandbox_receipts"] == 0
+    assert load(tenant, message_id).status == "sent"
+    with time_machine.travel(message.sent_at + timedelta(seconds=3), tick=False), commit():
+        assert dispatch_due()["sandbox_receipts"] == 1
+    delivered = load(tenant, message_id)
+    assert delivered.status == "delivered"
+    assert delivered.delivered_at == message.sent_at + timedelta(seconds=3)
+    assert [e.type for e in message_events(tenant, message_id)] == [
+        "message.queued", "message.sent", "message.delivered"]
 
 
 def test_status_callback_gets_every_transition_signed(tenant, receiver, send):
@@ -135,16 +141,6 @@ def test_status_callback_gets_every_transition_signed(tenant, receiver, send):
     # Rotating changes the key of later callbacks.
     rotated = tenant.client().post("/api/v1/messaging/callback-secret/rotate").json()["data"]
     assert rotated["secret"] != secret
-
-
-def test_status_callback_is_retried_then_dropped(tenant, receiver, send, settings):
-    settings.CALLBACK_RETRY_SCHEDULE = "1,1"
-    receiver.mode = "500"
-    send({"channel": "sms", "to": SANDBOX_FAIL, "body": "x", "status_callback": receiver.url})
-    types = [r.json["type"] for r in receiver.requests]
-    # queued and failed, each tried three times (eager retries), then given up.
-    assert types.count("message.queued") == 3
-    assert types.count("message.failed") == 3
 
 
 def test_status_callback_is_ssrf_checked_at_delivery(tenant, send, settings, monkeypatch):

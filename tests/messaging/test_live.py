@@ -4,8 +4,12 @@ APIs are the providers family's loopback stand-ins."""
 
 from __future__ import annotations
 
-import pytest
+from datetime import timedelta
 
+import pytest
+import time_machine
+
+from messaging.tasks import dispatch_due
 from platform_core.net import http
 from tests.conftest import make_tenant
 from tests.messaging.providers import fakes
@@ -79,14 +83,30 @@ def test_provider_refusal_fails_the_message_with_its_code(live, send):
     assert "not a valid phone number" in failed.data["error_message"]
 
 
-def test_provider_outage_is_retried_then_fails(live, fake, send):
+def test_provider_outage_is_retried_then_fails(live, fake, send, commit, settings):
+    """A transient provider error leaves the message queued with its next attempt due at
+    `retry_at` (timed work, no countdown task); the timed drain sends it again when due
+    and, after the last of the retry delays, the message fails."""
+    settings.MESSAGING_SEND_RETRY_DELAYS = (5, 30)
     fake.faults.extend(["503:0"] * 50)
     data = send({"channel": "sms", "to": USER, "body": "x"}, client=live.client()).json()["data"]
     message = load(live, data["id"])
+    assert (message.status, message.send_attempts, message.dispatched_at) == ("queued", 1, None)
+    first_hits = len(fake.hits("Messages.json"))
+    assert first_hits == 2  # the client's own two attempts
+    with time_machine.travel(message.retry_at - timedelta(seconds=1), tick=False), commit():
+        dispatch_due()
+    assert len(fake.hits("Messages.json")) == first_hits  # not due yet
+    with time_machine.travel(message.retry_at, tick=False), commit():
+        dispatch_due()
+    message = load(live, data["id"])
+    assert (message.status, message.send_attempts) == ("queued", 2)
+    with time_machine.travel(message.retry_at, tick=False), commit():
+        dispatch_due()
+    message = load(live, data["id"])
     assert message.status == "failed"
     assert message.error_code
-    # The send task tried again (each attempt is the client's own retries).
-    assert len(fake.hits("Messages.json")) > 2
+    assert len(fake.hits("Messages.json")) == 3 * first_hits
 
 
 def test_channel_without_account_is_503(live, send):

@@ -133,19 +133,20 @@ def test_cancel_unknown_message_is_404(tenant):
     assert response.status_code == 404
 
 
-def test_stale_queued_message_is_requeued_by_the_sweep(tenant, send, sweep, monkeypatch):
-    """The broker was down when the send was accepted: the sweep queues it later."""
+def test_a_send_whose_drain_signal_was_lost_is_sent_by_the_sweep(tenant, send, sweep,
+                                                                monkeypatch):
+    """The broker was down when the send was accepted: the beat's drain sends it later."""
     from messaging import tasks
 
-    monkeypatch.setattr(tasks.send_message, "delay", lambda *a: (_ for _ in ()).throw(
+    monkeypatch.setattr(tasks.dispatch_accepted, "delay", lambda *a: (_ for _ in ()).throw(
         ConnectionError("broker down")))
     message_id = send({"channel": "sms", "to": USER, "body": "x"}).json()["data"]["id"]
     assert load(tenant, message_id).status == "queued"
     monkeypatch.undo()
-    assert sweep(timezone.now() + timedelta(seconds=10))["requeued"] == 0  # not stale yet
-    counts = sweep(timezone.now() + timedelta(seconds=services.DISPATCH_STALE_SECONDS + 5))
-    assert counts["requeued"] == 1
+    assert sweep(timezone.now() + timedelta(seconds=10))["dispatched"] == 1
     assert load(tenant, message_id).status == "delivered"
+    assert [e.type for e in message_events(tenant, message_id)] == [
+        "message.queued", "message.sent", "message.delivered"]
 
 
 def test_duplicate_task_sends_once(tenant, send, commit):

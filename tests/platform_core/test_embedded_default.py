@@ -55,6 +55,18 @@ def _manage(env, *args) -> subprocess.CompletedProcess:
     )
 
 
+def _wait_healthy(base: str, seconds: float, why) -> None:
+    deadline = time.time() + seconds
+    while True:
+        try:
+            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert time.time() < deadline, why()
+        time.sleep(0.2)
+
+
 def test_boots_on_sqlite_and_answers_an_authenticated_request(tmp_path):
     env = _embedded_env(tmp_path)
     migrate = _manage(env, "migrate", "--noinput")
@@ -96,15 +108,7 @@ def test_boots_on_sqlite_and_answers_an_authenticated_request(tmp_path):
     )
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.time() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.time() < deadline, "embedded server did not start"
-            time.sleep(0.2)
+        _wait_healthy(base, 30, lambda: "embedded server did not start")
         response = httpx.get(
             f"{base}/api/v1/organization", headers={"X-API-Key": org["api_key"]}, timeout=5
         )
@@ -138,3 +142,79 @@ def _send_link_and_opt_out_on_sqlite(base: str, headers: dict[str, str]) -> None
     assert refused.json()["error"]["code"] == "RECIPIENT_OPTED_OUT"
     listed = httpx.get(f"{base}/api/v1/messages?direction=outbound", headers=headers, timeout=5)
     assert [m["body"] for m in listed.json()["data"]] == ["hi"]  # the refused send: no row
+
+
+class _Receiver:
+    """A webhook receiver on loopback: what a newcomer points a webhook at."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        self.types: list[str] = []
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - the http.server API
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                receiver.types.append(json.loads(body)["type"])
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args):
+                return
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+def test_make_run_delivers_to_a_local_receiver_promptly_and_quietly(tmp_path):
+    """`make run`'s Procfile.dev: a webhook to a loopback receiver is accepted (a
+    development run), 20 sandbox messages deliver their 60 events within seconds on the
+    filesystem broker (it was polled once a second per hop: about a minute), and the worker
+    and beat print no line per periodic task."""
+    env = _embedded_env(tmp_path)
+    assert _manage(env, "migrate", "--noinput").returncode == 0
+    created = _manage(env, "demo_setup", "--development-run")
+    assert created.returncode == 0, created.stderr
+    assert "loopback" in created.stdout
+    key = next(w for w in created.stdout.split() if w.startswith("svc_test_sk_"))
+    port = _free_port()
+    env["PORT"] = str(port)
+    log_path = tmp_path / "honcho.log"
+    with log_path.open("w") as log:
+        honcho = subprocess.Popen(
+            [str(Path(sys.executable).with_name("honcho")), "-f", "Procfile.dev", "start"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    receiver = _Receiver()
+    try:
+        base, headers = f"http://127.0.0.1:{port}", {"X-API-Key": key}
+        _wait_healthy(base, 60, lambda: log_path.read_text()[-3000:])
+        hook = httpx.post(f"{base}/api/v1/webhooks", headers=headers, timeout=5,
+                          json={"url": receiver.url, "events": ["*"]})
+        assert hook.status_code == 201, hook.text
+        for i in range(20):
+            sent = httpx.post(f"{base}/api/v1/messages", headers=headers, timeout=10, json={
+                "channel": "sms", "to": f"+1415555{1000 + i}", "from": "+14155550100",
+                "body": "hi"})
+            assert sent.status_code == 202, sent.text
+        deadline = time.time() + 30  # seconds, not the minute of a once-a-second poll
+        while sum(t.startswith("message.") for t in receiver.types) < 60:
+            assert time.time() < deadline, (receiver.types, log_path.read_text()[-3000:])
+            time.sleep(0.1)
+        kinds = sorted(t for t in receiver.types if t.startswith("message."))
+        assert kinds == sorted(["message.queued", "message.sent", "message.delivered"] * 20)
+        time.sleep(6)  # a few periods of the 5 s and 10 s beat jobs
+    finally:
+        receiver.close()
+        os.killpg(honcho.pid, 15)
+        honcho.wait(timeout=30)
+    output = log_path.read_text()
+    for noise in ("Sending due task", "] received", "succeeded in", "superuser privileges",
+                  "No hostname was supplied"):
+        assert noise not in output, noise
+    assert '"POST /api/v1/messages" 202' in output  # one line per request stays

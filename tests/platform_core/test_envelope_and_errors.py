@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.test import override_settings
+from django.test import Client, override_settings
 
 from platform_core import errors
 
@@ -129,3 +129,55 @@ def test_delete_answers_204_with_empty_body(tenant):
     response = tenant.client().delete(f"/api/v1/api-keys/{created.json()['data']['id']}")
     assert response.status_code == 204
     assert response.content == b""
+
+
+# --- Whatever the method, route or failure: the envelope ----------------------------------
+
+UNKNOWN_PATHS = ["/api/v1/agents", "/api/v1/no/such/route", "/api/elsewhere",
+                 "/scim/v2", "/scim/nothing-here", "/auth/nothing-here",
+                 "/auth/saml/x/y/z", "/api/v1/inbound/nowhere/org"]
+EVERY_METHOD = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
+
+
+@pytest.mark.parametrize("path", UNKNOWN_PATHS)
+def test_every_method_on_an_unknown_path_answers_the_404_envelope(tenant, path):
+    """The CSRF check never decides an API answer (credentials are headers, not cookies),
+    even for a browser-like client that enforces it and carries a session cookie."""
+    client = Client(enforce_csrf_checks=True)
+    client.cookies["sessionid"] = "anything"
+    for method in EVERY_METHOD:
+        response = client.generic(method, path, b'{"a": 1}', content_type="application/json",
+                                  HTTP_X_API_KEY=tenant.raw_key)
+        assert_error(response, 404, "NOT_FOUND")
+    head = client.head(path, HTTP_X_API_KEY=tenant.raw_key)
+    assert head.status_code == 404
+    assert head["Content-Type"].startswith("application/json")
+
+
+def test_admin_console_keeps_its_csrf_check():
+    client = Client(enforce_csrf_checks=True)
+    response = client.post("/admin/login/", {"username": "x", "password": "y"})
+    assert response.status_code == 403  # Django's own check, for the cookie session
+
+
+def test_too_many_form_fields_answers_400_envelope(tenant, settings):
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 10
+    body = "&".join(f"f{i}=v" for i in range(50))
+    response = tenant.client().generic("POST", "/api/v1/contacts", body,
+                                       content_type="application/x-www-form-urlencoded")
+    error = assert_error(response, 400, "VALIDATION_ERROR")["error"]
+    assert "fields" in error["message"]
+
+
+def test_malformed_multipart_bodies_answer_the_envelope(tenant):
+    """A multipart body with no parts is an empty form (the endpoint's own validation
+    answers); one that cannot be parsed is a 400 envelope that does not claim to be JSON."""
+    empty = tenant.client().generic("POST", "/api/v1/files/upload", b"--boundary--\r\n",
+                                    content_type="multipart/form-data; boundary=boundary")
+    assert_error(empty, 422, "VALIDATION_ERROR")
+    for content_type in ("multipart/form-data", "multipart/form-data; boundary=",
+                         "multipart/form-data; boundary=\x00"):
+        response = tenant.client().generic("POST", "/api/v1/files/upload", b"x",
+                                           content_type=content_type)
+        error = assert_error(response, 400, "VALIDATION_ERROR")["error"]
+        assert error["message"] == "The request body could not be parsed."

@@ -19,6 +19,10 @@ SLUG = "demo"
 class Command(BaseCommand):
     help = "Create (or reuse) the demo sandbox organization and print a fresh API key."
 
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--development-run", action="store_true",
+                            help="Say what a `make run` development run allows.")
+
     def handle(self, *args, **options) -> None:
         org = Organization.objects.filter(slug=SLUG).first()
         password_line = ""
@@ -43,3 +47,10 @@ class Command(BaseCommand):
             f"Try it:\n  curl -s {base}/api/v1/organization -H 'X-API-Key: {raw}'\n"
             f"  API docs: {base}/api/docs   admin: {base}/admin/\n"
         )
+        if options["development_run"]:
+            self.stdout.write(
+                "\nDevelopment run (Procfile.dev): webhooks, sinks and callbacks may target "
+                "loopback and\nprivate addresses (http://127.0.0.1:8765/hook works); cloud "
+                "metadata and link-local\naddresses stay refused. Worker and beat log warnings "
+                "only: CELERY_LOG_LEVEL=INFO for more.\n"
+            )

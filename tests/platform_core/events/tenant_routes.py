@@ -2,15 +2,14 @@
 
 from django.db import transaction
 
-from platform_core.events.bus import emit
-from platform_core.events.tasks import dispatch_event
+from platform_core.events.bus import dispatch, emit
 from tests.cross_tenant import TenantRoute, register
 
 
 def _event(tenant) -> str:
     with transaction.atomic():
         event = emit(organization=tenant.org, type="contact.updated", data={"contact_id": "c"})
-    dispatch_event(event.pk)  # the test transaction never commits: fan out by hand
+    dispatch(event.pk)  # the test transaction never commits: fan out by hand
     return event.pk
 
 

@@ -296,6 +296,24 @@ def test_logout_without_slo_destroys_the_session(flow, saml_tenant):
     assert _error(browser.get("/api/v1/organization")) == (401, "EXPIRED_TOKEN")
 
 
+def test_logout_without_single_sign_on_logs_out_anyway(tenant, anon):
+    """Document 1, 4.2: without a single-logout endpoint the answer is 200 `logged_out`
+    and the local session ends; logout is idempotent, only an unknown slug is 404."""
+    browser = tenant.session_client()
+    assert browser.get("/api/v1/organization").status_code == 200
+    for _ in range(2):
+        response = browser.get(f"/auth/saml/{tenant.org.slug}/logout")
+        assert response.status_code == 200
+        assert response.json()["data"] == {"status": "logged_out"}
+    assert _error(browser.get("/api/v1/organization")) == (401, "EXPIRED_TOKEN")
+    anonymous = anon.get(f"/auth/saml/{tenant.org.slug}/logout", {"nameId": "x@example.com"})
+    assert anonymous.status_code == 200
+    assert anonymous.json()["data"] == {"status": "logged_out"}
+    assert anon.get(f"/auth/saml/{tenant.org.slug}/logout",
+                    {"SAMLResponse": "x"}).json()["data"] == {"status": "logged_out"}
+    assert _error(anon.get("/auth/saml/no-such-org/logout")) == (404, "SAML_NOT_ENABLED")
+
+
 def test_logout_with_slo_redirects_a_logout_request(tenant, anon):
     idp = TestIdP(with_slo=True)
     try:

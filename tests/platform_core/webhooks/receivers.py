@@ -1,6 +1,7 @@
 """A real HTTP receiver on loopback for webhook tests, with programmable faults.
 
     receiver.mode = "ok" | "500" | "410" | "503:<retry-after>" | "hang" | "reset" | "302"
+                    | "slow:<seconds>" (a 200 after that long)
     receiver.queue.append("500")    # one-shot behaviors, used before `mode`
 
 Every request is recorded with its headers and raw body; `answered` is True only when a
@@ -15,6 +16,7 @@ import socket
 import ssl
 import struct
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,7 +31,9 @@ class Received:
     body: bytes
     behavior: str
     answered: bool = False
+    done: bool = False  # an answer (of any kind) was written, or the connection dropped
     sni: str | None = None
+    at: float = field(default_factory=time.time)  # arrival, wall clock
 
     @property
     def json(self):
@@ -49,6 +53,7 @@ class Receiver:
     lock: threading.Lock = field(default_factory=threading.Lock)
     response_body: bytes = b'{"ok":true}'
     last_sni: str | None = None
+    max_in_flight: int = 0  # the most requests this receiver held at once
 
     @property
     def port(self) -> int:
@@ -61,6 +66,11 @@ class Receiver:
     def next_behavior(self) -> str:
         with self.lock:
             return self.queue.popleft() if self.queue else self.mode
+
+    def in_flight(self) -> int:
+        """Requests received and not answered yet (slow or held ones)."""
+        with self.lock:
+            return sum(1 for r in self.requests if not r.done)
 
     def delivered_event_ids(self) -> list[str]:
         return [r.json["id"] for r in self.requests if r.answered]
@@ -93,7 +103,15 @@ class _Handler(BaseHTTPRequestHandler):
         )
         with receiver.lock:
             receiver.requests.append(record)
+            held = sum(1 for r in receiver.requests if not r.done)
+            receiver.max_in_flight = max(receiver.max_in_flight, held)
         receiver.arrived.set()
+        try:
+            self._answer(receiver, record, behavior)
+        finally:
+            record.done = True
+
+    def _answer(self, receiver: Receiver, record: Received, behavior: str) -> None:
         if behavior == "hang":
             receiver.release.wait(60)
             self.close_connection = True
@@ -106,6 +124,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         extra: list[tuple[str, str]] = []
+        if behavior.startswith("slow:"):
+            time.sleep(float(behavior.split(":", 1)[1]))
+            behavior = "ok"
         if behavior == "ok":
             status = 200
             extra = [("Set-Cookie", "session=secret; HttpOnly"), ("X-Receiver", "yes")]

@@ -169,6 +169,8 @@ def test_retry_after_is_honored(tenant, receiver, make_endpoint, emit, run_due):
 def test_endpoint_failing_for_the_sustained_period_is_disabled(tenant, receiver, make_endpoint,
                                                                 emit, run_due, settings):
     settings.WEBHOOK_DISABLE_AFTER_SECONDS = 5 * 24 * 3600
+    # Retries far away: each step below is the attempt of its own event alone.
+    settings.WEBHOOK_RETRY_SCHEDULE = [90 * 24 * 3600] * 3
     endpoint = make_endpoint(receiver.url)
     receiver.mode = "500"
     emit(tenant)
@@ -228,26 +230,36 @@ def test_retry_schedule_setting_accepts_a_comma_list(settings):
     assert conf.retry_schedule() == [1, 2, 3]
 
 
-def test_a_duplicated_task_message_does_not_send_twice(tenant, receiver, make_endpoint, emit,
-                                                        monkeypatch):
-    """At-least-once task messages: a copy of (id, token) arriving while the first attempt is
-    in flight finds the claim taken over and sends nothing."""
-    from platform_core.net import http
+def test_a_leased_delivery_is_left_alone_until_its_lease_ends(tenant, receiver, make_endpoint,
+                                                              monkeypatch, run_due, settings):
+    """A drain's claim is a lease: another drain sends nothing of it while it runs; once
+    the lease has ended (the first worker died) it is taken over, and the late answer of
+    the first claim, if any, is not recorded over the new owner's."""
+    from platform_core.events.bus import emit as bus_emit
+    from platform_core.webhooks import delivery, engine
 
-    claims = []
-    monkeypatch.setattr(services, "_enqueue", claims.extend)
+    settings.WEBHOOK_DELIVERY_LEASE_SECONDS = 20
+    monkeypatch.setattr(services.DRAIN, "kick", lambda: None)  # no drain after the fan-out
     make_endpoint(receiver.url)
-    emit(tenant)
-    (delivery_id, token), = claims
-    real_post, inner = http.post, []
+    event = bus_emit(organization=tenant.org, type="message.delivered", data={})
+    from platform_core.events.bus import dispatch
 
-    def post_with_a_duplicate_arriving(url, **kwargs):
-        inner.append(services.delivery_attempt(delivery_id=delivery_id, claim_token=token))
-        return real_post(url, **kwargs)
+    dispatch(event.pk)  # the fan-out: one delivery, due now
+    ids, token = engine.claim(delivery.SOURCE, 10)  # a first drain takes it...
+    assert len(ids) == 1
+    assert run_due(5) == 0  # ...so a second one finds nothing due
+    assert receiver.requests == []
 
-    monkeypatch.setattr(http, "post", post_with_a_duplicate_arriving)
+    assert run_due(21) == 1  # the lease has ended: taken over and delivered
+    assert receiver.delivered_event_ids() == [event.pk]
+    (job,) = delivery.SOURCE.prepare(ids, token, lease_deadline=0)
     with tenant_context(tenant.org):
-        assert services.delivery_attempt(delivery_id=delivery_id, claim_token=token) == (
-            "succeeded")
-    assert inner == [None]
-    assert len(receiver.requests) == 1
+        delivery.SOURCE.record([(job, engine.Outcome(error=http_error()))])
+    row = deliveries(tenant)[0]
+    assert (row.status, row.attempts) == ("succeeded", 1)  # the stale claim changed nothing
+
+
+def http_error():
+    from platform_core.net.http import OutboundError
+
+    return OutboundError("timeout", "late")

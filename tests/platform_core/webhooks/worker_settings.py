@@ -11,10 +11,12 @@ from config.settings.test import *  # noqa: F403
 CELERY_TASK_ALWAYS_EAGER = False
 ALLOW_PRIVATE_WEBHOOK_TARGETS = True
 WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_TIMEOUT_SECONDS", "5"))
-WEBHOOK_DELIVERY_LEASE_SECONDS = float(os.environ.get("WEBHOOK_DELIVERY_LEASE_SECONDS", "6"))
-CELERY_BEAT_SCHEDULE = {
-    "webhooks-dispatch-due": {"task": "webhooks.dispatch_due", "schedule": 1.0},
-}
+if os.environ.get("WEBHOOK_DELIVERY_LEASE_SECONDS"):  # else the default, timeout + 5 s
+    WEBHOOK_DELIVERY_LEASE_SECONDS = float(os.environ["WEBHOOK_DELIVERY_LEASE_SECONDS"])
 # A queue of the test's own, so its tasks (and the beat's) never meet anyone else's.
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("WEBHOOK_TEST_QUEUE", "celery")
+CELERY_BEAT_SCHEDULE = {
+    "webhooks-dispatch-due": {"task": "webhooks.dispatch_due", "schedule": 1.0,
+                              "options": {"queue": CELERY_TASK_DEFAULT_QUEUE}},
+}
 CELERY_WORKER_ENABLE_REMOTE_CONTROL = False
