@@ -66,15 +66,17 @@ def usable_chain(organization, chain: list[str]) -> list[str]:
     return usable
 
 
-def deliver(*, organization, principal, chain: list[str], to: str, body: str, subject: str,
-            sender: str | None) -> Delivery:
-    """Send `body` on the first usable channel of `chain`; the rest become its fallback.
-    A pipeline refusal (opt-out, invalid sender...) raises its registered error."""
+def deliver(*, organization, principal, chain: list[str], to: str, body: str,
+            secret_body: str, subject: str, sender: str | None) -> Delivery:
+    """Send `secret_body` on the first usable channel of `chain`, stored readable as the
+    redacted `body` (the code masked); the rest become its fallback. A pipeline refusal
+    (opt-out, invalid sender...) raises its registered error."""
     channel, *rest = chain
     if channel not in pipeline_channels():
         return Delivery(channel=channel, message_id="", fallback=rest)
     carried = [c for c in rest if c in pipeline_channels()]
     message = messaging.message_send(
         organization=organization, principal=principal, channel=channel, to=to, body=body,
-        subject=subject or None, from_=sender or None, fallback=carried or None)
+        secret_body=secret_body, subject=subject or None, from_=sender or None,
+        fallback=carried or None)
     return Delivery(channel=channel, message_id=message.pk, fallback=carried)

@@ -249,12 +249,14 @@ def verifications_send(*, organization, principal: Principal | None, recipients:
 def _deliver(organization, principal, verification: Verification, p: Plan,
              code: str) -> delivery.Delivery:
     chain = p.chain
-    body, subject = texts.render(channel=chain[0], locale=p.locale, code=code, name=p.name,
-                                 minutes=max(p.expiration_seconds // 60, 1),
-                                 template=p.template, variables=p.variables)
+    text = {"channel": chain[0], "locale": p.locale, "code": code, "name": p.name,
+            "minutes": max(p.expiration_seconds // 60, 1), "template": p.template,
+            "variables": p.variables}
+    body, subject = texts.render(**text)
+    redacted, _subject = texts.render(**text, masked=True)
     return delivery.deliver(organization=organization, principal=principal, chain=chain,
-                            to=verification.to, body=body, subject=subject,
-                            sender=p.sender or None)
+                            to=verification.to, body=redacted, secret_body=body,
+                            subject=subject, sender=p.sender or None)
 
 
 def _supersede(organization, recipients: list[str], *, now) -> list[tuple]:

@@ -3,6 +3,10 @@
 A template holds `{code}` and may hold `{name}` (the profile's or organization's name),
 `{minutes}` (the code's lifetime) and the send's `template_variables` keys. Voice reads
 the digits one by one, twice.
+
+`render(..., masked=True)` is the same text with the code as `MASK`: what the message
+stores in its readable `body` (the real text goes to the provider only, encrypted at rest
+until sent: messaging.models.Message.secret_body).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ _SUBJECT = {
     "it": "Il tuo codice di verifica {name}",
     "nl": "Uw {name} verificatiecode",
 }
+MASK = "•" * 6  # the same whatever the code's length: the mask tells nothing
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_]{1,64})\}")
 
 
@@ -56,9 +61,10 @@ def _fill(template: str, values: dict[str, str]) -> str:
 
 
 def render(*, channel: str, locale: str, code: str, name: str, minutes: int,
-           template: str = "", variables: dict[str, str] | None = None) -> tuple[str, str]:
-    """(body, subject) of the message carrying `code`."""
-    spoken = ", ".join(code) if channel == "voice" else code
+           template: str = "", variables: dict[str, str] | None = None,
+           masked: bool = False) -> tuple[str, str]:
+    """(body, subject) of the message carrying `code` (`masked`: with `MASK` instead)."""
+    spoken = MASK if masked else ", ".join(code) if channel == "voice" else code
     values = {**(variables or {}), "code": spoken, "name": name, "minutes": str(minutes)}
     if template:
         body = _fill(template, values)

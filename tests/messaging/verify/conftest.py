@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from messaging.providers.sandbox import SandboxProvider
 from platform_core.events.models import Event
 
 # Live mode: an organization with a Twilio account on the providers' loopback stand-in.
@@ -19,6 +20,21 @@ def commit(django_capture_on_commit_callbacks):
         return django_capture_on_commit_callbacks(execute=True)
 
     return make
+
+
+@pytest.fixture
+def sandbox_sent(monkeypatch) -> dict[str, str]:
+    """The text the test-mode provider (the sandbox double) was handed, by message id: the
+    message's stored `body` is redacted, the provider gets the real one."""
+    sent: dict[str, str] = {}
+    original = SandboxProvider.send
+
+    def spy(self, message, account):
+        sent[message.pk] = message.body
+        return original(self, message, account)
+
+    monkeypatch.setattr(SandboxProvider, "send", spy)
+    return sent
 
 
 @pytest.fixture

@@ -10,6 +10,8 @@ import re
 
 import pytest
 
+from messaging.models import Message
+from messaging.verify.texts import MASK
 from platform_core.events.models import Event
 from platform_core.tenancy.context import tenant_context
 
@@ -42,9 +44,18 @@ def test_live_send_never_reveals_the_code(live, fake, post, caplog):
                    client=live.client())
     assert checked.json()["data"]["valid"] is True
     assert code not in checked.content.decode()
+    # The message: readable with the code masked, the provider's copy dropped once sent.
+    message_id = data["message_id"]
+    listed = live.client().get("/api/v1/messages")
+    detail = live.client().get(f"/api/v1/messages/{message_id}")
+    assert message_id in listed.content.decode()
+    assert detail.json()["data"]["body"] == form["Body"].replace(code, MASK)
+    assert code not in listed.content.decode() + detail.content.decode()
     with tenant_context(live.org):
-        events = list(Event.objects.filter(type__startswith="verification."))
-    assert [e.type for e in events]
+        message = Message.objects.get(pk=message_id)
+        events = list(Event.objects.all())
+    assert (message.status, message.secret_body) == ("queued", None)  # Twilio accepted it
+    assert {"message.queued", "verification.sent"} <= {e.type for e in events}
     assert all(code not in str(e.data) for e in events)
     logged = [r.getMessage() + str(r.args) for r in caplog.records]
     assert logged
@@ -58,6 +69,9 @@ def test_live_voice_call_reads_the_code(live, fake, post):
     twiml = dict(seen.form)["Twiml"]
     digits = re.search(r"(\d, ){5}\d", twiml).group(0)
     assert twiml.count(digits) == 2
+    detail = live.client().get(f"/api/v1/messages/{data['message_id']}").json()["data"]
+    assert detail["body"].count(MASK) == 2
+    assert digits not in detail["body"]
 
 
 def test_live_bulk_rows_carry_no_code(live, fake, post):

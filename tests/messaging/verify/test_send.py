@@ -6,6 +6,7 @@ import pytest
 
 from messaging.models import Message
 from messaging.verify.models import Verification
+from messaging.verify.texts import MASK
 from platform_core.tenancy.context import tenant_context
 
 from .conftest import USER, error_code, verify_events
@@ -18,7 +19,8 @@ def _message(tenant, message_id: str) -> Message:
         return Message.objects.get(pk=message_id)
 
 
-def test_send_answers_201_with_the_test_code_and_stores_only_a_hash(send, tenant):
+def test_send_answers_201_with_the_test_code_and_stores_only_a_hash(send, tenant,
+                                                                   sandbox_sent):
     response = send({"to": USER})
     assert response.status_code == 201, response.content
     data = response.json()["data"]
@@ -38,7 +40,10 @@ def test_send_answers_201_with_the_test_code_and_stores_only_a_hash(send, tenant
     message = _message(tenant, data["message_id"])
     assert (message.channel, message.to, message.provider) == ("sms", USER, "sandbox")
     assert message.status == "delivered"
-    assert f"verification code is: {code}" in message.body
+    assert f"verification code is: {code}" in sandbox_sent[message.pk]
+    # Stored readable with the code masked; the real text is gone once sent.
+    assert message.body == sandbox_sent[message.pk].replace(code, MASK)
+    assert message.secret_body is None
     assert [e.type for e in verify_events(tenant.org)] == ["verification.sent"]
     assert "code" not in str(verify_events(tenant.org)[0].data.get("test_code", ""))
 
@@ -53,21 +58,22 @@ def test_pipeline_channels_in_test_mode(send, tenant, channel):
     assert message.status == "delivered"
 
 
-def test_voice_reads_the_digits_one_by_one(send, tenant):
+def test_voice_reads_the_digits_one_by_one(send, tenant, sandbox_sent):
     data = send({"to": USER, "channel": "voice", "code_length": 4}).json()["data"]
     spoken = ", ".join(data["test_code"])
-    body = _message(tenant, data["message_id"]).body
-    assert body.count(spoken) == 2  # said twice
+    assert sandbox_sent[data["message_id"]].count(spoken) == 2  # said twice
+    assert _message(tenant, data["message_id"]).body.count(MASK) == 2
 
 
-def test_email_channel(send, tenant):
+def test_email_channel(send, tenant, sandbox_sent):
     response = send({"to": "Someone@Example.com", "channel": "email", "locale": "fr"})
     assert response.status_code == 201, response.content
     data = response.json()["data"]
     message = _message(tenant, data["message_id"])
     assert (data["to"], message.channel) == ("someone@example.com", "email")
     assert message.subject.startswith("Votre code de vérification")
-    assert data["test_code"] in message.body
+    assert data["test_code"] in sandbox_sent[message.pk]
+    assert data["test_code"] not in message.body + message.subject
 
 
 @pytest.mark.parametrize("channel", ["viber", "telegram", "flashcall"])
@@ -83,9 +89,9 @@ def test_channels_outside_the_pipeline_use_the_verify_sandbox_double(send, post,
 @pytest.mark.parametrize(("locale", "words"), [
     ("en", "Your Org"), ("es", "Tu código"), ("fr", "Votre code"), ("de", "Bestätigungscode"),
     ("pt", "O seu código"), ("pt-BR", "O seu código")])
-def test_locale_default_texts(send, tenant, locale, words):
+def test_locale_default_texts(send, tenant, sandbox_sent, locale, words):
     data = send({"to": USER, "locale": locale}).json()["data"]
-    body = _message(tenant, data["message_id"]).body
+    body = sandbox_sent[data["message_id"]]
     assert words in body
     assert data["test_code"] in body
 
@@ -149,7 +155,7 @@ def test_a_new_send_supersedes_the_open_one(send, check, tenant):
     assert canceled[0].data["reason"] == "superseded"
 
 
-def test_profile_defaults_apply(send, tenant):
+def test_profile_defaults_apply(send, tenant, sandbox_sent):
     profile = tenant.client().post("/api/v1/verify/profiles", {
         "name": "Acme Login", "channel": "whatsapp", "code_length": 8, "max_attempts": 5,
         "expiration_seconds": 120, "locale": "de",
@@ -159,8 +165,8 @@ def test_profile_defaults_apply(send, tenant):
     assert (data["channel"], data["code_length"], data["max_attempts"], data["locale"]) == (
         "whatsapp", 8, 5, "de")
     assert data["profile_id"] == profile["id"]
-    body = _message(tenant, data["message_id"]).body
-    assert body == f"ACME {data['test_code']} (2 min) Portal"
+    assert sandbox_sent[data["message_id"]] == f"ACME {data['test_code']} (2 min) Portal"
+    assert _message(tenant, data["message_id"]).body == f"ACME {MASK} (2 min) Portal"
 
 
 def test_request_fields_override_the_profile(send, tenant):
@@ -186,14 +192,19 @@ def test_sna_mismatch_fails_and_without_token_is_503(send):
     assert (response.status_code, error_code(response)) == (503, "PROVIDER_NOT_WIRED")
 
 
-def test_rcs_falls_back_in_the_pipeline_when_the_recipient_is_not_on_rcs(send, tenant):
+def test_rcs_falls_back_in_the_pipeline_when_the_recipient_is_not_on_rcs(send, tenant,
+                                                                         sandbox_sent):
     # +15005550011 is unreachable on RCS in the sandbox: the pipeline's fallback sends SMS.
     data = send({"to": "+15005550011", "channel": "rcs", "fallback": ["sms"]}).json()["data"]
     assert (data["channel"], data["fallback"]) == ("rcs", ["sms"])
     with tenant_context(tenant.org):
         child = Message.objects.get(parent_id=data["message_id"])
     assert (child.channel, child.status) == ("sms", "delivered")
-    assert data["test_code"] in child.body
+    # The fallback child carried the real text to the provider; neither row keeps it.
+    assert data["test_code"] in sandbox_sent[child.pk]
+    assert data["test_code"] not in child.body
+    assert child.secret_body is None
+    assert _message(tenant, data["message_id"]).secret_body is None
 
 
 def test_idempotency_key_replays_the_first_answer(send):
