@@ -222,3 +222,9 @@ SCENARIOS += CONTACT_SCENARIOS + MESSAGING_SCENARIOS
 from .broadcast_scenarios import BROADCAST_SCENARIOS  # noqa: E402
 
 SCENARIOS += BROADCAST_SCENARIOS
+
+# --- Verify (issue 14) --------------------------------------------------------------------
+
+from .verify_scenarios import VERIFY_SCENARIOS  # noqa: E402
+
+SCENARIOS += VERIFY_SCENARIOS

@@ -126,6 +126,13 @@ def _export_memory_flat(r: dict[str, Measurement]) -> Outcome:
     )
 
 
+def _verify_bulk_seconds(r: dict[str, Measurement]) -> Outcome:
+    seconds = r["verify_bulk_1000"].figures.get("bulk_seconds")
+    if seconds is None:
+        return Outcome(False, "no bulk time was measured")
+    return Outcome(seconds < 5.0, f"1,000 recipients answered in {seconds:.2f}s (needs < 5 s)")
+
+
 def _webhooks_past_a_slow_endpoint(r: dict[str, Measurement]) -> Outcome:
     m = r["webhook_slow_mix"]
     rate = m.figures.get("fast_per_second", 0.0)
@@ -194,6 +201,12 @@ TARGETS: list[Target] = [
                     " 1.5 times that at 10,000 rows",
         needs=("segment_export_10k", "segment_export_50k"),
         rule=_export_memory_flat,
+    ),
+    Target(
+        name="verify bulk of 1,000 < 5 s",
+        description="POST /api/v1/verify/bulk with 1,000 recipients answers in under 5 s",
+        needs=("verify_bulk_1000",),
+        rule=_verify_bulk_seconds,
     ),
     Target(
         name="webhooks >= 500/s past a slow endpoint",

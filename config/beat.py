@@ -54,3 +54,8 @@ BEAT_SCHEDULE["messaging-broadcasts-due"] = {
     "task": "messaging.broadcasts_due",
     "schedule": 15.0,
 }
+BEAT_SCHEDULE["verify-expire-due"] = {
+    # Open verifications past their expiry become `expired` (with their event).
+    "task": "verify.expire_due",
+    "schedule": 30.0,
+}

@@ -27,6 +27,7 @@ api_v1 = [
     path("", include("templates.api.urls")),
     path("", include("messaging.providers.api.urls")),
     path("", include("messaging.numbers.api.urls")),
+    path("", include("messaging.verify.api.urls")),
     path("", include("messaging.inbound.urls")),
     path("", include("messaging.api.urls")),
     path("", include("conversations.api.urls")),

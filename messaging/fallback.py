@@ -65,8 +65,11 @@ def fallback_fire(message: Message, *, reason: str) -> Message | None:
             outcome["skipped"] = exc.code
             logger.info("fallback of %s not sent: %s", message.pk, exc)
     message.metadata = {**message.metadata, "fallback": outcome}
-    message.save(update_fields=["fallback_triggered_at", "fallback_due_at", "metadata",
-                                "updated_at"])
+    fields = ["fallback_triggered_at", "fallback_due_at", "metadata", "updated_at"]
+    if message.secret_body is not None:  # the child holds it now (or no send needs it)
+        message.secret_body = None
+        fields.append("secret_body")
+    message.save(update_fields=fields)
     return child
 
 
@@ -74,11 +77,14 @@ def fallback_child(parent: Message) -> Message:
     organization = parent.organization
     channel, rest = parent.fallback[0], list(parent.fallback[1:])
     body, media = parent.body, list(parent.media_urls)
+    secret_body = parent.secret_body
     if media and channel == Channel.SMS:
         if validation.is_nanp(parent.to):
             channel = Channel.MMS
         else:
             body = "\n".join([body, *media]).strip()
+            if secret_body is not None:
+                secret_body = "\n".join([secret_body, *media]).strip()
             media = []
     if media and channel == Channel.VOICE:
         media = []
@@ -101,7 +107,8 @@ def fallback_child(parent: Message) -> Message:
         raise opted_out_error(opted, parent.to)
     child = Message.objects.for_organization(organization).create(
         organization=organization, channel=channel, direction=Direction.OUTBOUND,
-        to=parent.to, from_address=sender, body=body, media_urls=media,
+        to=parent.to, from_address=sender, body=body, secret_body=secret_body,
+        media_urls=media,
         subject=parent.subject, template_name=parent.template_name, language=parent.language,
         variables=parent.variables, status=MessageStatus.QUEUED, provider=provider.name,
         messaging_service=parent.messaging_service, contact_id=parent.contact_id,

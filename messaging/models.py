@@ -24,6 +24,8 @@ webhook.
 
 from __future__ import annotations
 
+import copy
+
 from django.db import models
 from django.utils import timezone
 
@@ -144,6 +146,11 @@ class Message(TenantModel):
     # filter with `from_address`.
     from_address = models.CharField(max_length=320, blank=True, default="")
     body = models.TextField(blank=True, default="")
+    # The real text of a message whose `body` is redacted (a verification code: Verify
+    # stores the text with the code masked in `body`, read by every API, event and export).
+    # Encrypted at rest, handed to the provider only (`for_provider`), and cleared by the
+    # status batch once no send or fallback can need it (status.release_secret).
+    secret_body = EncryptedTextField(null=True, blank=True, editable=False)
     media_urls = models.JSONField(default=list, blank=True)
     subject = models.CharField(max_length=998, blank=True, default="")
     template_name = models.CharField(max_length=255, null=True, blank=True)
@@ -250,6 +257,15 @@ class Message(TenantModel):
     @property
     def from_(self) -> str:
         return self.from_address
+
+    def for_provider(self) -> Message:
+        """What a provider adapter is given: this message, or for one with a secret body a
+        copy carrying the real text (the stored row and every other reader keep `body`)."""
+        if self.secret_body is None:
+            return self
+        outbound = copy.copy(self)
+        outbound.body = self.secret_body
+        return outbound
 
     @from_.setter
     def from_(self, value: str) -> None:

@@ -56,7 +56,7 @@ _TIMESTAMP_FIELD = {
 # What a batch may change on a row; `write()` stores those that moved on any of its rows.
 WRITTEN_FIELDS = ("status", "error_code", "error_message", "provider", "provider_message_id",
                   "sent_at", "delivered_at", "failed_at", "canceled_at", "fallback_due_at",
-                  "announced_at", "dispatched_at", "retry_at", "send_attempts")
+                  "announced_at", "dispatched_at", "retry_at", "send_attempts", "secret_body")
 
 
 # --- Events --------------------------------------------------------------------------------
@@ -105,6 +105,25 @@ def emit_status(message: Message, *, status: str | None = None) -> None:
     if message.status_callback:
         callbacks.callbacks_enqueue([(message.organization_id, event.pk,
                                       message.status_callback, message.pk)])
+
+
+# --- The secret copy of a redacted message -----------------------------------------------
+
+
+def release_secret(message: Message, *, handed_over: bool = False) -> None:
+    """Drop the secret copy once no send can need it (stored by the batch's write): it is
+    kept while the message waits for (or is between) provider calls, and while a fallback
+    may still copy it to its child (fallback.py drops it then). `handed_over`: the
+    provider accepted the message (a live `queued` answer), no call of ours is left."""
+    if message.secret_body is None:
+        return
+    waiting = (message.status in (MessageStatus.SCHEDULED, MessageStatus.QUEUED)
+               and not handed_over)
+    fallback_pending = (bool(message.fallback) and message.fallback_triggered_at is None
+                        and message.status not in (MessageStatus.DELIVERED,
+                                                   MessageStatus.CANCELED))
+    if not waiting and not fallback_pending:
+        message.secret_body = None
 
 
 # --- Locking -------------------------------------------------------------------------------
@@ -198,9 +217,12 @@ class StatusBatch:
         self._events.append((message, event_type, data))
 
     def write(self) -> None:
-        """Store the rows, record the events, queue the callbacks, move the broadcasts'
-        counters and fire the fallbacks of failed messages."""
+        """Store the rows (a secret copy no send needs any more dropped in the same
+        statement), record the events, queue the callbacks, move the broadcasts' counters
+        and fire the fallbacks of failed messages."""
         changed = list(self._changed.values())
+        for message in changed:
+            release_secret(message)
         fields = sorted({field for m in changed
                          for field, before, now in zip(WRITTEN_FIELDS, self._loaded.get(
                              m.pk, (None,) * len(WRITTEN_FIELDS)), _values(m), strict=True)

@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "messaging.links.apps.LinksConfig",
     "messaging.providers.apps.ProvidersConfig",
     "messaging.numbers.apps.NumbersConfig",
+    "messaging.verify.apps.VerifyConfig",
     "conversations",
     "agents",
     "knowledge",

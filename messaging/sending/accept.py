@@ -37,6 +37,7 @@ def message_send(
     to: str | None = None,
     from_: str | None = None,
     body: str | None = None,
+    secret_body: str | None = None,
     media_url: Any = None,
     subject: str | None = None,
     template_name: str | None = None,
@@ -57,7 +58,9 @@ def message_send(
     """Validate and accept one outbound message (queued, or scheduled with `send_at`).
 
     `campaign_id` is given by the broadcast runner only: the message belongs to that
-    broadcast (one per contact: a second one breaks the unique constraint)."""
+    broadcast (one per contact: a second one breaks the unique constraint).
+    `secret_body` (Verify) is the real text of a message whose `body` is redacted: only
+    the provider receives it (Message.secret_body); its links are not rewritten."""
     body = body or ""
     subject = subject or ""
     # 1. What must be there.
@@ -93,6 +96,9 @@ def message_send(
         raise APIError("MMS_NANP_ONLY", details={"field": "to", "to": to, "issues": [
             {"field": "to", "message": "MMS reaches +1 (North American) numbers only."}]})
     validation.check_body(channel, body)
+    if secret_body is not None:
+        validation.check_body(channel, secret_body)
+        shorten_links = False  # a short link in one text only would make them differ
     validation.check_template_shape(template_name, language, variables)
     if subject and channel != Channel.EMAIL:
         raise validation_error("subject", "subject is for email only.")
@@ -128,7 +134,8 @@ def message_send(
 
     message = Message(
         organization=organization, channel=channel, direction=Direction.OUTBOUND, to=to,
-        from_address=sender, body=body, media_urls=media, subject=subject,
+        from_address=sender, body=body, secret_body=secret_body, media_urls=media,
+        subject=subject,
         template_name=template_name, language=language, variables=variables or {},
         status=MessageStatus.SCHEDULED if when else MessageStatus.QUEUED,
         provider=provider.name, messaging_service=service,

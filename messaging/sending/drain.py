@@ -125,7 +125,8 @@ def claim(limit: int) -> Claim:
 def _outcome(provider, message: Message, account) -> dict[str, Any]:
     """One provider call, as an outcome dict (journal.answer's shape, or `retry`)."""
     try:
-        return {**journal.answer(provider.send(message, account)), "provider": provider.name}
+        return {**journal.answer(provider.send(message.for_provider(), account)),
+                "provider": provider.name}
     except ProviderError as exc:
         logger.warning("provider %s: %s sending %s: %s", provider.name,
                        "transient error" if exc.retryable else "error", message.pk, exc)
@@ -243,6 +244,7 @@ def apply_outcome(batch: status.StatusBatch, message: Message, outcome: dict[str
                 and message.fallback_triggered_at is None):
             message.fallback_due_at = batch.now + timedelta(
                 seconds=message.fallback_after_seconds)
+        status.release_secret(message, handed_over=True)
         return "queued"
     batch.move(message, kind, error_code=outcome.get("error_code"),
                error_message=outcome.get("error_message"),

@@ -1,0 +1,37 @@
+"""Error codes of the verify family (Document 2, 4.7; Document 1, 7).
+
+PROVIDER_NOT_WIRED, VALIDATION_ERROR, NOT_FOUND and RATE_LIMITED are the platform core's;
+INVALID_PHONE_NUMBER / INVALID_EMAIL the contacts family's.
+"""
+
+from platform_core import errors
+
+_CODES = [
+    ("INVALID_RECIPIENT", 422,
+     "The recipient is neither an E.164 phone number nor an email address."),
+    ("VERIFICATION_EXPIRED", 410,
+     "The verification expired before it was checked; start a new one."),
+    ("VERIFICATION_ALREADY_VERIFIED", 409,
+     "The verification was already approved; a code is accepted once."),
+    ("VERIFICATION_CANCELED", 409,
+     "The verification was canceled (or superseded by a newer send to the recipient)."),
+    ("VERIFICATION_MAX_ATTEMPTS", 409,
+     "Every check attempt of this verification was used; start a new one."),
+    ("VERIFY_RECIPIENT_LIMIT", 429,
+     "Too many verifications were sent to this recipient recently (fraud guard); retry "
+     "after the time in Retry-After."),
+    ("VERIFY_PREFIX_LIMIT", 429,
+     "Too many verifications were sent to this destination prefix recently (fraud guard)."),
+    ("VERIFY_PREFIX_BLOCKED", 403,
+     "Sends to this destination prefix are blocked: its verification conversion rate "
+     "collapsed (SMS pumping protection). Ask support to review the prefix."),
+    ("VERIFY_USE_FACTOR_ENDPOINT", 422,
+     "This channel is a factor: use the factor endpoints (/api/v1/verify/factors/...)."),
+    ("TOTP_CODE_REPLAYED", 409,
+     "This TOTP code (or an earlier one) was already used; wait for the next code."),
+    ("API_KEY_REQUIRED", 403,
+     "This endpoint is API-only: call it with an API key, not a dashboard session."),
+]
+
+for _code, _status, _message in _CODES:
+    errors.register(_code, _status, _message, app="verify")
