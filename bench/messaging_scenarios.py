@@ -127,7 +127,7 @@ def _settle_then_clean(ctx: BenchContext) -> None:
     _clean(ctx)
 
 
-def _prepare_send(ctx: BenchContext) -> None:
+def prepare_send(ctx: BenchContext) -> None:
     ensure_sandbox(ctx)
     try:
         check_broker(_broker())
@@ -342,7 +342,7 @@ MESSAGING_SCENARIOS: list[Scenario] = [
         key_fn=lambda ctx: ctx.values["sandbox_key"],
         expect_status=202,
         expect=_expect_send,
-        prepare_fn=_prepare_send,
+        prepare_fn=prepare_send,
         extra_lua=lambda ctx: RANDOM_SEND_LUA,
         after_fn=_settle_then_clean,
     ),

@@ -26,9 +26,14 @@ import time
 from contextlib import ExitStack
 
 from .base import BenchContext, Measurement, Scenario
-from .messaging_scenarios import FamilyWorkers, _broker, _clean, ensure_sandbox, family_workers
+from .messaging_scenarios import (
+    FamilyWorkers,
+    _clean,
+    family_workers,
+    prepare_send,
+)
 from .post import PostScenario, http_post_json
-from .procs import check_broker, wait_until
+from .procs import wait_until
 from .server import ServerError
 
 SEND_PATH = "/api/v1/verify/send"
@@ -82,11 +87,7 @@ def _clean_verify(ctx: BenchContext) -> None:
 def _prepare(ctx: BenchContext) -> None:
     from messaging.verify.models import VerifySettings
 
-    ensure_sandbox(ctx)
-    try:
-        check_broker(_broker())
-    except ServerError as exc:
-        raise AssertionError(str(exc)) from None
+    prepare_send(ctx)
     VerifySettings.objects.update_or_create(
         organization_id=ctx.values["sandbox_org_id"],
         defaults={"fraud_guard_enabled": False, "bulk_requests_per_minute": 1000})

@@ -29,6 +29,8 @@ _CODES = [
      "This channel is a factor: use the factor endpoints (/api/v1/verify/factors/...)."),
     ("TOTP_CODE_REPLAYED", 409,
      "This TOTP code (or an earlier one) was already used; wait for the next code."),
+    ("VERIFY_BULK_ALL_FAILED", 400,
+     "Every recipient of the bulk request failed; error.details.results has each row."),
     ("API_KEY_REQUIRED", 403,
      "This endpoint is API-only: call it with an API key, not a dashboard session."),
 ]

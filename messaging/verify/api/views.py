@@ -108,14 +108,14 @@ class BulkView(PlatformAPIView):
 
     @extend_schema(
         request=s.BulkSerializer,
-        responses={201: s.BulkResultSerializer, 207: s.BulkResultSerializer,
-                   400: s.BulkResultSerializer},
+        responses={201: s.BulkResultSerializer, 207: s.BulkResultSerializer},
         description="1-1000 recipients (phones, or emails on the email channel), deduplicated "
                     "keeping the first; each goes through the single-send pipeline and one "
                     "failure never aborts the batch. Rows in submission order: `{recipient, "
                     "status: sent, verification_id, channel[, test_code]}` or `{recipient, "
                     "status: failed, error{code, message}}` (INVALID_RECIPIENT, fraud-guard "
-                    "codes...). 201 all sent, 207 some failed, 400 all failed. 2 requests "
+                    "codes...). 201 all sent, 207 some failed, 400 VERIFY_BULK_ALL_FAILED when "
+                    "every row failed (the rows in `error.details.results`). 2 requests "
                     "per minute per organization (429 RATE_LIMITED; operators override).")
     def post(self, request):
         body = validated_input(s.BulkSerializer, request.data)
@@ -137,10 +137,12 @@ class BulkView(PlatformAPIView):
                                  "message": outcome.error.message}}
             results.append(row)
         sent = sum(1 for r in results if r["status"] == "sent")
-        code = (status.HTTP_201_CREATED if sent == len(results)
-                else status.HTTP_400_BAD_REQUEST if sent == 0 else 207)
-        return Response({"total": len(results), "sent": sent, "failed": len(results) - sent,
-                         "results": results}, status=code)
+        summary = {"total": len(results), "sent": sent, "failed": len(results) - sent,
+                   "results": results}
+        if not sent:  # an error answer: the rows travel in error.details
+            raise APIError("VERIFY_BULK_ALL_FAILED", details=summary)
+        return Response(summary, status=status.HTTP_201_CREATED
+                        if sent == len(results) else status.HTTP_207_MULTI_STATUS)
 
 
 class CheckView(PlatformAPIView):

@@ -55,7 +55,9 @@ def test_partial_is_207_with_invalid_recipient_rows(bulk):
 def test_all_failed_is_400(bulk, tenant):
     response = bulk(["garbage", "user@example.com"])
     assert response.status_code == 400
-    data = response.json()["data"]
+    error = response.json()["error"]
+    assert (error["code"], error["status"]) == ("VERIFY_BULK_ALL_FAILED", 400)
+    data = error["details"]
     assert (data["total"], data["sent"], data["failed"]) == (2, 0, 2)
     assert {r["error"]["code"] for r in data["results"]} == {"INVALID_RECIPIENT"}
     with tenant_context(tenant.org):
