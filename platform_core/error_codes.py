@@ -13,6 +13,8 @@ _CODES = [
     ("WRONG_KEY_MODE", 403, "The key's mode (test or live) differs from the organization's."),
     ("TEST_MODE_ONLY", 403,
      "This endpoint only works in test mode (a test key on a sandbox organization)."),
+    ("API_KEY_REQUIRED", 403,
+     "This endpoint is API-only: call it with an API key, not a dashboard session."),
     ("CANNOT_REVOKE_CURRENT_SESSION", 400, "Use logout to end the current session."),
     # Request shape.
     ("VALIDATION_ERROR", 422, "The request is not valid."),

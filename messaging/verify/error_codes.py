@@ -31,8 +31,6 @@ _CODES = [
      "This TOTP code (or an earlier one) was already used; wait for the next code."),
     ("VERIFY_BULK_ALL_FAILED", 400,
      "Every recipient of the bulk request failed; error.details.results has each row."),
-    ("API_KEY_REQUIRED", 403,
-     "This endpoint is API-only: call it with an API key, not a dashboard session."),
 ]
 
 for _code, _status, _message in _CODES:

@@ -3,6 +3,7 @@
     required_scopes = {"GET": "templates:read", "POST": "templates:write"}
     required_roles = {"POST": {"owner", "admin"}}      # optional, on top of the scope
     test_mode_only = True       # optional: sandbox simulations; else 403 TEST_MODE_ONLY
+    api_key_only = True         # optional: API-only (no dashboard session); else 403 API_KEY_REQUIRED
 
 Keys may be HTTP methods or viewset action names (an action name wins). A method or
 action missing from `required_scopes` is refused; `None` means any authenticated caller.
@@ -61,6 +62,8 @@ class DeclaredScopes(BasePermission):
             )
         if getattr(view, "test_mode_only", False) and not principal.organization.sandbox:
             raise APIError("TEST_MODE_ONLY")
+        if getattr(view, "api_key_only", False) and principal.kind != "api_key":
+            raise APIError("API_KEY_REQUIRED")
         return True
 
 

@@ -230,11 +230,7 @@ class TotpFactorViewSet(mixins.ListModelMixin, TenantViewSet):
     model = TotpFactor
     serializer_class = s.FactorSerializer
     required_scopes = {"GET": WRITE, "POST": WRITE, "DELETE": WRITE}
-
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
-        if request.auth.kind != "api_key":
-            raise APIError("API_KEY_REQUIRED")
+    api_key_only = True
 
     @extend_schema(request=s.FactorCreateSerializer, responses={201: s.FactorCreatedSerializer},
                    description=(
