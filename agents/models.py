@@ -1,1 +1,5 @@
-"""Models of this app arrive with its issue."""
+"""Models of the agents app. Metering of model calls lives in agents/usage/."""
+
+from agents.usage.models import AIBudget, AISpendDay, AIUsage
+
+__all__ = ["AIBudget", "AISpendDay", "AIUsage"]

@@ -228,3 +228,21 @@ SCENARIOS += BROADCAST_SCENARIOS
 from .verify_scenarios import VERIFY_SCENARIOS  # noqa: E402
 
 SCENARIOS += VERIFY_SCENARIOS
+
+# --- Conversations (issue 17) -------------------------------------------------------------
+
+from .conversation_scenarios import CONVERSATION_SCENARIOS  # noqa: E402
+
+SCENARIOS += CONVERSATION_SCENARIOS
+
+# --- Team chat (issue 19) -----------------------------------------------------------------
+
+from .team_chat_scenarios import TEAM_CHAT_SCENARIOS  # noqa: E402
+
+SCENARIOS += TEAM_CHAT_SCENARIOS
+
+# --- AI engine (issue 15) -----------------------------------------------------------------
+
+from .ai_scenarios import AI_SCENARIOS  # noqa: E402
+
+SCENARIOS += AI_SCENARIOS

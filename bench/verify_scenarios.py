@@ -111,9 +111,10 @@ def _settle_then_clean(ctx: BenchContext) -> None:
 
 def _expect_send(ctx: BenchContext, answer) -> str | None:
     body = answer.get("data", {}) if isinstance(answer, dict) else {}
-    if body.get("status") != "sent" or not str(body.get("verification_id", "")).startswith(
+    # A send answers `pending`; the message's status events move it to `sent`.
+    if body.get("status") != "pending" or not str(body.get("verification_id", "")).startswith(
             "ver_") or "test_code" not in body:
-        return f"the verification was not sent: {str(answer)[:300]}"
+        return f"the verification was not accepted: {str(answer)[:300]}"
     return None
 
 

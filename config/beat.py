@@ -59,3 +59,24 @@ BEAT_SCHEDULE["verify-expire-due"] = {
     "task": "verify.expire_due",
     "schedule": 30.0,
 }
+BEAT_SCHEDULE["rcs-refresh-agents"] = {
+    # Live RCS agents awaiting Google's verification verdict or carrier launches.
+    "task": "rcs.refresh_agents",
+    "schedule": 600.0,
+}
+BEAT_SCHEDULE["recordings-retention-sweep"] = {
+    # Recordings older than RECORDINGS_RETENTION_DAYS, not on legal hold, in batches.
+    "task": "recordings.retention_sweep",
+    "schedule": 3600.0,
+}
+BEAT_SCHEDULE["ads-retry-pending-leads"] = {
+    # Ad leads whose fetch failed during ingestion (the batch went on without them).
+    "task": "ads.retry_pending_leads",
+    "schedule": 300.0,
+}
+BEAT_SCHEDULE["conversations-sweep"] = {
+    # Routing offers past CONVERSATIONS_OFFER_TTL_SECONDS pass to the next agent; snoozed
+    # conversations whose `until` has passed wake up.
+    "task": "conversations.sweep",
+    "schedule": 10.0,
+}

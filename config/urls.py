@@ -27,10 +27,19 @@ api_v1 = [
     path("", include("templates.api.urls")),
     path("", include("messaging.providers.api.urls")),
     path("", include("messaging.numbers.api.urls")),
+    path("", include("messaging.numbers.network.api.urls")),
     path("", include("messaging.verify.api.urls")),
+    path("", include("messaging.whatsapp.api.urls")),
+    path("", include("messaging.rcs.api.urls")),
     path("", include("messaging.inbound.urls")),
     path("", include("messaging.api.urls")),
     path("", include("conversations.api.urls")),
+    path("", include("recordings.api.urls")),
+    path("", include("voice.api.urls")),
+    path("", include("ads.api.urls")),
+    path("", include("conversations.team_chat.api.urls")),
+    path("", include("agents.ai.api.urls")),
+    path("", include("knowledge.api.urls")),
 ]
 
 urlpatterns = [

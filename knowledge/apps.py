@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class KnowledgeConfig(AppConfig):
     name = "knowledge"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from . import error_codes  # noqa: F401

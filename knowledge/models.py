@@ -1,1 +1,90 @@
-"""Models of this app arrive with its issue."""
+"""Knowledge bases, their documents and the indexed chunks (Document 3, 2.2, 3 and 4.3).
+
+A chunk keeps its embedding as little-endian float32 bytes (384 dimensions from the AI
+engine) and a PostgreSQL full-text `tsvector` (GIN). Retrieval reads only the chunks of
+documents that are `ready` and `approved` (see `selectors.retrievable_chunks`).
+"""
+
+from __future__ import annotations
+
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+
+from platform_core.ids import PublicIdField
+from platform_core.tenancy.models import TenantModel
+
+
+class IndexStatus(models.TextChoices):
+    PROCESSING = "processing"
+    READY = "ready"
+    FAILED = "failed"
+
+
+class Moderation(models.TextChoices):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+
+
+class KnowledgeBase(TenantModel):
+    id = PublicIdField(prefix="kb")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["organization", "id"])]
+
+
+class Document(TenantModel):
+    id = PublicIdField(prefix="kbd")
+    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE,
+                                       related_name="documents")
+    name = models.CharField(max_length=255)
+    type = models.CharField(max_length=12)  # txt | md | html | markdown
+    source_type = models.CharField(max_length=12, default="upload")  # upload | markdown
+    size_bytes = models.PositiveIntegerField(default=0)
+    content_sha256 = models.CharField(max_length=64, blank=True, default="")
+    content = models.TextField(blank=True, default="")  # the extracted plain text
+    status = models.CharField(max_length=12, choices=IndexStatus.choices,
+                              default=IndexStatus.PROCESSING)
+    failure_reason = models.CharField(max_length=500, blank=True, default="")
+    moderation_status = models.CharField(max_length=12, choices=Moderation.choices,
+                                         default=Moderation.APPROVED)
+    moderation_notes = models.TextField(blank=True, default="")
+    moderated_at = models.DateTimeField(null=True, blank=True)
+    ground_truth = models.BooleanField(default=False)
+    chunks_total = models.PositiveIntegerField(default=0)
+    chunks_done = models.PositiveIntegerField(default=0)
+    indexed_at = models.DateTimeField(null=True, blank=True)
+    last_verified_at = models.DateTimeField(null=True, blank=True)
+    last_cited_at = models.DateTimeField(null=True, blank=True)
+    # Staleness threshold of this document (1-3650 days); the scorecard's default otherwise.
+    staleness_threshold_days = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["organization", "knowledge_base", "id"])]
+
+
+class Chunk(TenantModel):
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
+    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE,
+                                       related_name="chunks")
+    ordinal = models.PositiveIntegerField()
+    heading = models.CharField(max_length=500, blank=True, default="")
+    text = models.TextField()
+    token_count = models.PositiveIntegerField(default=0)
+    embedding = models.BinaryField()  # float32 little-endian, L2-normalised
+    search_vector = SearchVectorField(null=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["organization", "knowledge_base"]),
+            GinIndex(fields=["search_vector"], name="knowledge_chunk_tsv_gin"),
+        ]
+        constraints = [models.UniqueConstraint(fields=["document", "ordinal"],
+                                               name="knowledge_chunk_document_ordinal")]

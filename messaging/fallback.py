@@ -116,6 +116,9 @@ def fallback_child(parent: Message) -> Message:
         shorten_links=parent.shorten_links, fallback=rest,
         fallback_after_seconds=parent.fallback_after_seconds, parent=parent,
         created_at=timezone.now(),
+        # Verify follows a code's delivery down the chain by this key.
+        metadata={k: parent.metadata[k] for k in ("verification_id",)
+                  if k in (parent.metadata or {})},
     )
     emit_status(child)
     transaction.on_commit(dispatcher.kick)  # the send drain claims it

@@ -41,10 +41,18 @@ class Channel(models.TextChoices):
     RCS = "rcs"
     EMAIL = "email"
     VOICE = "voice"
+    # Chat apps reached by phone number: Viber (Viber Business Messages) and Telegram
+    # (Telegram Gateway, which delivers verification codes only: the body is the code).
+    VIBER = "viber"
+    TELEGRAM = "telegram"
+    # A missed call whose caller id ends with the body's digits (a verification code).
+    FLASHCALL = "flashcall"
 
 
 PHONE_CHANNELS = frozenset({Channel.SMS, Channel.MMS, Channel.WHATSAPP, Channel.RCS,
-                            Channel.VOICE})
+                            Channel.VOICE, Channel.VIBER, Channel.TELEGRAM, Channel.FLASHCALL})
+# Channels whose body is a 4-8 digit code, not a text (see validation.check_code_body).
+CODE_CHANNELS = frozenset({Channel.TELEGRAM, Channel.FLASHCALL})
 
 
 class Direction(models.TextChoices):

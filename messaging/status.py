@@ -86,6 +86,9 @@ def message_event(message: Message, status: str | None = None, *,
             "parent_message_id": message.parent_id,
             # A broadcast's messages name their campaign (absent on other messages).
             **({"campaign_id": message.campaign_id} if message.campaign_id else {}),
+            # A WhatsApp marketing message echoes its tracking id on every status event.
+            **({"tracking_id": message.metadata["tracking_id"]}
+               if (message.metadata or {}).get("tracking_id") else {}),
             **(extra or {}),
         },
     )

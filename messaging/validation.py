@@ -31,7 +31,7 @@ from contacts.normalize import parse_email, parse_phone
 from platform_core.errors import APIError, validation_error
 from platform_core.net import ssrf
 
-from .models import PHONE_CHANNELS, Channel
+from .models import CODE_CHANNELS, PHONE_CHANNELS, Channel
 
 CHANNELS = tuple(c.value for c in Channel)
 MAX_MEDIA = 10
@@ -50,7 +50,15 @@ BODY_LIMITS = {
     Channel.RCS: 2000,
     Channel.VOICE: 4096,
     Channel.EMAIL: 200_000,
+    Channel.VIBER: 1000,
+    Channel.TELEGRAM: 8,
+    Channel.FLASHCALL: 8,
 }
+_CODE_BODY = re.compile(r"[0-9]{4,8}")
+# A flash call's caller id prefix: the code's digits complete it (E.164 is at most 15).
+_FLASHCALL_PREFIX = re.compile(r"\+[1-9][0-9]{3,10}")
+# A Viber service id / Telegram sender username.
+_CHAT_SENDER = re.compile(r"[A-Za-z0-9_.@\-]{1,64}")
 _ALPHANUMERIC_SENDER = re.compile(r"(?=.*[A-Za-z])[A-Za-z0-9 ]{1,11}")
 _SHORT_CODE = re.compile(r"[0-9]{5,6}")
 _RCS_AGENT = re.compile(r"[A-Za-z0-9_.@\-]{1,128}")
@@ -123,10 +131,17 @@ def normalize_sender(channel: str, raw: str, *, default_country: str,
         if channel == Channel.SMS and _ALPHANUMERIC_SENDER.fullmatch(text) \
                 and not text.isdigit():
             return text
+    if channel == Channel.FLASHCALL:  # a caller id range, never a whole number
+        if _FLASHCALL_PREFIX.fullmatch(text):
+            return text
+        raise _field_error("INVALID_FROM_NUMBER", field, "The sender of a flash call is its "
+                           "caller id range: + and 4-11 digits (the code completes it).")
     phone = parse_phone(text, default_country=default_country) if text else None
     if phone is not None:
         return phone
     if channel == Channel.RCS and _RCS_AGENT.fullmatch(text):
+        return text
+    if channel in (Channel.VIBER, Channel.TELEGRAM) and _CHAT_SENDER.fullmatch(text):
         return text
     raise _field_error(
         "INVALID_FROM_NUMBER", field,
@@ -148,6 +163,14 @@ def check_body(channel: str, body: str) -> None:
     if len(body) > limit:
         raise validation_error("body", f"The body of a {channel} message is at most {limit} "
                                        "characters.")
+
+
+def check_code_body(channel: str, text: str) -> None:
+    """Telegram (Telegram Gateway) and flash calls carry a verification code, not a text:
+    the text handed to the provider is 4-8 digits."""
+    if channel in CODE_CHANNELS and not _CODE_BODY.fullmatch(text or ""):
+        raise validation_error("body", f"The body of a {channel} message is the 4-8 digit "
+                                       "verification code it delivers.")
 
 
 def check_template_shape(template_name: str | None, language: str | None,
@@ -271,6 +294,10 @@ def check_fallback(channel: str, fallback: Any, after: Any) -> tuple[list[str], 
             raise validation_error("fallback", f"Unknown channel {item!r} in fallback.")
         if item in seen:
             raise validation_error("fallback", f"Channel {item!r} appears twice in the chain.")
+        if (item in CODE_CHANNELS) != (channel in CODE_CHANNELS):
+            raise validation_error(
+                "fallback", f"{channel} and {item} do not carry the same content: a code "
+                            "channel (telegram, flashcall) falls back to a code channel only.")
         if (item == Channel.EMAIL) != (channel == Channel.EMAIL):
             raise validation_error(
                 "fallback", f"A {channel} recipient cannot be reached on {item}: a fallback "

@@ -18,6 +18,13 @@ pytest_plugins = ["tests.cross_tenant"]
 _seq = itertools.count(1)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The schema fuzz run is the longest single test (every operation against a live
+    server): collected first, a worker starts on it at once instead of ending the run on it
+    alone (--dist loadfile hands files out in collection order; the sort is stable)."""
+    items.sort(key=lambda item: not item.nodeid.startswith("tests/fuzz/"))
+
+
 @dataclass
 class Tenant:
     """An organization with its owner and a `*` secret key, plus clients acting as them."""

@@ -8,6 +8,7 @@ CELERY_BROKER_URL moves it onto PostgreSQL, Redis and a real broker.
 
 from __future__ import annotations
 
+import os
 import secrets
 from pathlib import Path
 
@@ -15,6 +16,10 @@ import environ
 from cryptography.fernet import Fernet
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
+# One BLAS thread per process (the local embedding model's matrix products): web and worker
+# processes already take one core each, and a thread per core in each of them measured
+# 2-3x slower under load. Read by numpy's OpenBLAS when it is first imported.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 VAR_DIR = Path(environ.Env().str("VAR_DIR", default=str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
@@ -50,6 +55,12 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 PUBLIC_BASE_URL = env.str("PUBLIC_BASE_URL", default="http://localhost:8000").rstrip("/")
 # {docs_url} of Document 1: meta.docs_url is {DOCS_URL}/errors/<CODE>.
 DOCS_URL = env.str("DOCS_URL", default=PUBLIC_BASE_URL).rstrip("/")
+# djangosaml2 builds one service provider per organization from its SAML settings.
+SAML_CONFIG_LOADER = "platform_core.sso.saml.config_loader"
+# Our SAML views answer through DRF, not djangosaml2's CSP-decorated dispatch: no CSP hook.
+SAML_CSP_HANDLER = ""
+# AuthnRequests go by HTTP-Redirect (the binding every configured IdP is described with).
+SAML_DEFAULT_BINDING = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect"
 # Trust X-Forwarded-For from the reverse proxy for the client address (IP allowlists, audit).
 TRUST_X_FORWARDED_FOR = env.bool("TRUST_X_FORWARDED_FOR", default=False)
 
@@ -76,8 +87,12 @@ INSTALLED_APPS = [
     "messaging.links.apps.LinksConfig",
     "messaging.providers.apps.ProvidersConfig",
     "messaging.numbers.apps.NumbersConfig",
+    "messaging.numbers.network.apps.NetworkApisConfig",
     "messaging.verify.apps.VerifyConfig",
+    "messaging.whatsapp.apps.WhatsAppConfig",
+    "messaging.rcs.apps.RcsConfig",
     "conversations",
+    "conversations.team_chat.apps.TeamChatConfig",
     "agents",
     "knowledge",
     "insights",
@@ -164,7 +179,12 @@ if REDIS_URL:
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {"hosts": [REDIS_URL], "prefix": f"{CACHE_KEY_PREFIX}:ch"},
-        }
+        },
+        # Team chat's live updates: one PUBLISH per channel group however many members.
+        "team_chat": {
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "prefix": f"{CACHE_KEY_PREFIX}:tc"},
+        },
     }
 else:
     CACHES = {
@@ -173,7 +193,12 @@ else:
             "KEY_PREFIX": CACHE_KEY_PREFIX,
         }
     }
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"},
+                      "team_chat": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+# Team-chat huddles: a LiveKit-compatible media server (unset: huddles answer 503).
+TEAM_CHAT_MEDIA_URL = env.str("TEAM_CHAT_MEDIA_URL", default="")
+TEAM_CHAT_MEDIA_API_KEY = env.str("TEAM_CHAT_MEDIA_API_KEY", default="")
+TEAM_CHAT_MEDIA_API_SECRET = env.str("TEAM_CHAT_MEDIA_API_SECRET", default="")
 
 # --- Celery ----------------------------------------------------------------------------
 # Embedded default: a filesystem broker under var/ so a real worker and beat run with no
@@ -268,7 +293,15 @@ SPECTACULAR_SETTINGS = {
         "ConversationChannelEnum": "conversations.models.CHANNELS",
         "MessageStatusEnum": "messaging.models.MessageStatus",
         "ConversationStatusEnum": "conversations.models.ConversationStatus",
+        "ChannelRoleEnum": "conversations.team_chat.models.ChannelRole",
         "DeliveryStatusEnum": "platform_core.webhooks.models.DeliveryStatus",
+        "RecordingKindEnum": "recordings.models.RecordingKind",
+        "AdChannelEnum": "ads.models.CampaignChannel",
+        "AudienceSyncModeEnum": "ads.models.SyncMode",
+        "ModeEnum": "platform_core.identity.models.KeyMode",
+        "ApiKeyTypeEnum": "platform_core.identity.models.KeyType",
+        "RoutingAvailabilityEnum": "conversations.routing_models.Availability",
+        "RcsUseCaseEnum": "messaging.rcs.models.UseCase",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
@@ -309,6 +342,7 @@ for _name, _cast in {
     "WEBHOOK_ENDPOINT_CONCURRENCY": int, "WEBHOOK_TIMEOUT_SECONDS": float,
     "OUTBOUND_HTTP_THREADS": int, "MESSAGING_SEND_BATCH_MAX": int,
     "MESSAGING_PROVIDER_CONCURRENCY": int, "MESSAGING_SANDBOX_RECEIPT_DELAY_SECONDS": float,
+    "CONVERSATIONS_OFFER_TTL_SECONDS": int, "COBROWSE_ENABLED": bool,
 }.items():
     if env.str(_name, default=""):
         globals()[_name] = env.get_value(_name, cast=_cast)
@@ -316,6 +350,13 @@ for _name, _cast in {
 # --- Outside providers ---------------------------------------------------------------------
 LLM_BASE_URL = env.str("LLM_BASE_URL", default="")
 LLM_API_KEY = env.str("LLM_API_KEY", default="")
+# The AI engine (docs/ai-engine.md): upstream model names, prices, the segment hooks.
+LLM_MODEL = env.str("LLM_MODEL", default="")
+LLM_EMBEDDING_MODEL = env.str("LLM_EMBEDDING_MODEL", default="")
+AI_MODEL_PRICES = env.json("AI_MODEL_PRICES", default={})
+AI_RATE_LIMIT_PER_MINUTE = env.int("AI_RATE_LIMIT_PER_MINUTE", default=120)
+SEGMENTS_SUGGEST_ENGINE = "agents.engine.hooks.SegmentSuggestEngine"
+SEGMENTS_AUTOPILOT_ENGINE = "agents.engine.hooks.SegmentAutopilotEngine"
 EMAIL_URL = env.str("EMAIL_URL", default="")
 if EMAIL_URL:
     vars().update(env.email_url("EMAIL_URL"))
@@ -334,7 +375,9 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     # httpx logs every outbound URL at INFO; customers' URLs can carry tokens.
-    "loggers": {"django.request": {"level": "ERROR"}, "httpx": {"level": "WARNING"}},
+    "loggers": {"django.request": {"level": "ERROR"}, "httpx": {"level": "WARNING"},
+                # openai 3.x sends through httpx2, which logs every outbound URL at INFO.
+                "httpx2": {"level": "WARNING"}},
 }
 
 # Fail closed in production: an explicit DEBUG=false deployment on PostgreSQL must be given

@@ -13,6 +13,8 @@ _CODES = [
      "The provider webhook arrived without a raw body to verify."),
     ("WEBHOOK_VERIFICATION_FAILED", 403,
      "The webhook subscription verification token does not match."),
+    ("INBOUND_DROPPED", 422,
+     "The message was dropped: its sender is blocked on this channel."),
 ]
 
 for code, status, message in _CODES:

@@ -107,6 +107,8 @@ def _whatsapp_text(message: dict[str, Any]) -> tuple[str, list[str]]:
         return str((message.get("button") or {}).get("text", "")), []
     if kind == "interactive":
         interactive = message.get("interactive") or {}
+        if isinstance(interactive.get("nfm_reply"), dict):  # a flow submission
+            return str(interactive["nfm_reply"].get("body") or "Sent"), []
         reply = interactive.get("button_reply") or interactive.get("list_reply") or {}
         return str(reply.get("title", "")), []
     if kind == "location":

@@ -15,10 +15,12 @@ here.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 
 from django.core.cache import cache
+from django.utils import timezone
 
 from .items import InboundItem, ReceiptItem
 
@@ -33,11 +35,15 @@ class Outcome:
     duplicates: int = 0
     receipts_applied: int = 0
     receipts_ignored: int = 0
+    dropped: int = 0  # refused by a channel app's inbound filter (messaging.hooks)
 
     def summary(self) -> dict:
-        return {"received": len(self.received), "duplicates": self.duplicates,
-                "receipts_applied": self.receipts_applied,
-                "receipts_ignored": self.receipts_ignored}
+        summary = {"received": len(self.received), "duplicates": self.duplicates,
+                   "receipts_applied": self.receipts_applied,
+                   "receipts_ignored": self.receipts_ignored}
+        if self.dropped:
+            summary["dropped"] = self.dropped
+        return summary
 
 
 def _message_model():
@@ -66,15 +72,18 @@ def receive_message(*, organization, item: InboundItem):
     same webhook from both creating it; the claim is released when creation fails, so the
     provider's retry is processed.
     """
+    from messaging import hooks
     from messaging.services import inbound_message_create
 
+    if hooks.inbound_dropped(organization, item):
+        return None
     key = None
     if item.provider_message_id:
         key = _seen_key(organization, item)
         if not cache.add(key, 1, _DEDUPE_SECONDS) or _already_received(organization, item):
             return None
     try:
-        return inbound_message_create(
+        message = inbound_message_create(
             organization=organization, channel=item.channel, from_=item.from_, to=item.to,
             body=item.body, media_urls=list(item.media_urls), provider=item.provider,
             provider_message_id=item.provider_message_id, raw=item.raw or None,
@@ -83,6 +92,8 @@ def receive_message(*, organization, item: InboundItem):
         if key:
             cache.delete(key)
         raise
+    hooks.inbound_received(organization, message, item)
+    return message
 
 
 def apply_receipt(*, organization, item: ReceiptItem) -> bool:
@@ -99,9 +110,30 @@ def apply_receipt(*, organization, item: ReceiptItem) -> bool:
         logger.info("receipt for unknown %s message %s ignored", item.provider,
                     item.provider_message_id)
         return False
-    return bool(message_apply_status(message=message, status=item.status,
-                                     error_code=item.error_code,
-                                     error_message=item.error_message))
+    moved = bool(message_apply_status(message=message, status=item.status,
+                                      error_code=item.error_code,
+                                      error_message=item.error_message))
+    if str(item.raw.get("eventType") or "").upper() == "READ":
+        _record_read(message)  # after the status write, which may save metadata
+    return moved
+
+
+def _record_read(message) -> None:
+    """An RCS READ user event: `metadata.read_at` (the rcs analytics count it). One
+    statement merging the key, so a concurrent status write keeps its own metadata keys."""
+    from django.db import connection
+    from django.db.models import F, Func, JSONField, Value
+
+    read_at = timezone.now().isoformat()
+    if connection.vendor != "postgresql":  # the embedded SQLite default: json_set
+        _message_model().objects.filter(pk=message.pk).update(metadata=Func(
+            F("metadata"), Value("$.read_at"), Value(read_at), function="json_set",
+            output_field=JSONField()))
+        return
+    stamp = Value(json.dumps({"read_at": read_at}))
+    _message_model().objects.filter(pk=message.pk).update(metadata=Func(
+        F("metadata"), Func(stamp, function="", template="%(expressions)s::jsonb"),
+        arg_joiner=" || ", template="(%(expressions)s)", output_field=JSONField()))
 
 
 def process(*, organization, items: list[InboundItem | ReceiptItem]) -> Outcome:
@@ -112,6 +144,11 @@ def process(*, organization, items: list[InboundItem | ReceiptItem]) -> Outcome:
                 outcome.receipts_applied += 1
             else:
                 outcome.receipts_ignored += 1
+            continue
+        from messaging import hooks
+
+        if hooks.inbound_dropped(organization, item):
+            outcome.dropped += 1
             continue
         message = receive_message(organization=organization, item=item)
         if message is None:

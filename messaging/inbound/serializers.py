@@ -29,3 +29,7 @@ class WebhookAckSerializer(serializers.Serializer):
         help_text="Out of order, or about a message this platform did not send.")
     template_updates = serializers.IntegerField(
         required=False, help_text="WhatsApp only: template decisions applied.")
+    dropped = serializers.IntegerField(
+        required=False, help_text="Messages dropped (a blocked sender); absent when none.")
+    calls_updates = serializers.IntegerField(
+        required=False, help_text="WhatsApp only: call events applied (field `calls`).")

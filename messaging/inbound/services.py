@@ -63,7 +63,7 @@ def _contact_for_inbound(organization, channel: str, address: str) -> str | None
 
 
 def _conversation_for_inbound(organization, contact_id: str | None, channel: str,
-                              at) -> str | None:
+                              at, body: str = "") -> str | None:
     if not contact_id:
         return None
     try:
@@ -71,7 +71,7 @@ def _conversation_for_inbound(organization, contact_id: str | None, channel: str
     except ImportError:
         return None
     conversation = conversation_for_inbound(organization=organization, contact_id=contact_id,
-                                            channel=channel, at=at)
+                                            channel=channel, at=at, body=body)
     return conversation.pk
 
 
@@ -127,7 +127,8 @@ def inbound_message_create(
     with transaction.atomic():
         service = service_for_address(organization, recipient)
         contact_id = _contact_for_inbound(organization, channel, sender)
-        conversation_id = _conversation_for_inbound(organization, contact_id, channel, now)
+        conversation_id = _conversation_for_inbound(organization, contact_id, channel, now,
+                                                   body or "")
         message = Message(
             organization=organization, channel=channel, direction=Direction.INBOUND,
             to=recipient, from_address=sender, body=body or "", media_urls=list(media_urls or []),

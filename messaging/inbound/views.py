@@ -240,6 +240,11 @@ class WhatsAppInboundView(PublicAPIView):
             require_fresh(parsers.whatsapp_timestamps(payload))
         summary = _process(organization, items).summary()
         summary["template_updates"] = _template_updates(organization, payload, raw)
+        from messaging import hooks
+
+        with tenant_context(organization):  # channel apps' fields (calls, ...)
+            for field, applied in hooks.whatsapp_fields(organization, payload).items():
+                summary[f"{field}_updates"] = applied
         return Response(summary)
 
 
@@ -330,4 +335,6 @@ class SandboxInboundView(PlatformAPIView):
                            provider="sandbox", provider_message_id=new_id("sbxin"),
                            media_urls=data.get("media_urls") or [])
         message = pipeline.receive_message(organization=self.organization, item=item)
+        if message is None:  # a channel app's inbound filter dropped it (a blocked sender)
+            raise APIError("INBOUND_DROPPED")
         return Response(MessageSerializer(message).data, status=status.HTTP_201_CREATED)

@@ -14,7 +14,9 @@ class ProvidersConfig(AppConfig):
 
         from .adapters.rcs import RcsBusinessProvider
         from .adapters.smtp import SMTPProvider
+        from .adapters.telegram import TelegramGatewayProvider
         from .adapters.twilio import TwilioProvider
+        from .adapters.vonage import VonageViberProvider
         from .adapters.whatsapp import WhatsAppCloudProvider
         from .registry import register_provider
 
@@ -22,3 +24,5 @@ class ProvidersConfig(AppConfig):
         register_provider(WhatsAppCloudProvider.name, WhatsAppCloudProvider)
         register_provider(RcsBusinessProvider.name, RcsBusinessProvider)
         register_provider(SMTPProvider.name, SMTPProvider)
+        register_provider(VonageViberProvider.name, VonageViberProvider)
+        register_provider(TelegramGatewayProvider.name, TelegramGatewayProvider)

@@ -1,8 +1,8 @@
 """Provider accounts: an organization's credentials for one live channel provider.
 
 A `ProviderAccount` (`pac_`) says which adapter sends the organization's live messages on
-a channel (`twilio` for sms / mms / voice, `whatsapp_cloud`, `rcs_business`, `smtp` for
-email) with the organization's own credentials, encrypted at rest (MultiFernet, see
+a channel (`twilio` for sms / mms / voice / flashcall, `whatsapp_cloud`, `rcs_business`, `smtp`
+for email, `vonage` for viber, `telegram_gateway` for telegram) with the organization's own credentials, encrypted at rest (MultiFernet, see
 `platform_core.crypto`) and never returned by the API. One account per (organization,
 channel); an account kept for `sms` also serves the other channels its adapter speaks
 (the registry's rule), so one Twilio account sends sms, mms and voice.
@@ -31,6 +31,9 @@ class AccountChannel(models.TextChoices):
     RCS = "rcs"
     EMAIL = "email"
     VOICE = "voice"
+    VIBER = "viber"
+    TELEGRAM = "telegram"
+    FLASHCALL = "flashcall"
 
 
 class ProviderName(models.TextChoices):
@@ -38,14 +41,18 @@ class ProviderName(models.TextChoices):
     WHATSAPP_CLOUD = "whatsapp_cloud", "WhatsApp Cloud API"
     RCS_BUSINESS = "rcs_business", "RCS Business Messaging"
     SMTP = "smtp", "SMTP"
+    VONAGE = "vonage", "Vonage Messages API (Viber)"
+    TELEGRAM_GATEWAY = "telegram_gateway", "Telegram Gateway"
 
 
 # The channels each adapter can send on (an account's channel must be one of them).
 PROVIDER_CHANNELS: dict[str, frozenset[str]] = {
-    ProviderName.TWILIO: frozenset({"sms", "mms", "voice"}),
+    ProviderName.TWILIO: frozenset({"sms", "mms", "voice", "flashcall"}),
     ProviderName.WHATSAPP_CLOUD: frozenset({"whatsapp"}),
     ProviderName.RCS_BUSINESS: frozenset({"rcs"}),
     ProviderName.SMTP: frozenset({"email"}),
+    ProviderName.VONAGE: frozenset({"viber"}),
+    ProviderName.TELEGRAM_GATEWAY: frozenset({"telegram"}),
 }
 
 

@@ -8,7 +8,8 @@
 - Live mode: the organization's enabled `ProviderAccount` for the channel (the providers
   family's model; its `provider` names a registered adapter). When none is kept for the
   channel itself, an enabled account whose adapter also serves the channel is used (a
-  Twilio account kept for `sms` also sends `mms` and `voice`). Email without an account
+  Twilio account kept for `sms` also sends `mms`, `voice` and, once it has a
+  `flashcall_prefix`, `flashcall`). Email without an account
   uses the deployment's SMTP server when `EMAIL_URL` is set (adapter "smtp", account None).
 - Nothing fits: `APIError` 503 `PROVIDER_NOT_WIRED` naming the channel. The send API calls
   `provider_for` before it creates the message, so a live send without a provider answers
@@ -76,6 +77,15 @@ def _account_provider_name(account) -> str:
     return str(getattr(account, "provider", "") or getattr(account, "provider_name", "") or "")
 
 
+def _account_serves(account, channel: str) -> bool:
+    """A flash call needs the caller id range it rings from: an account without one does
+    not serve the channel (503, not a message failing at the provider)."""
+    if channel != "flashcall":
+        return True
+    setting = getattr(account, "setting", None)
+    return bool(setting("flashcall_prefix")) if callable(setting) else False
+
+
 def provider_for(organization, channel: str) -> tuple[Provider, object | None]:
     """The provider and the account that send `organization`'s messages on `channel`."""
     if organization.sandbox:
@@ -94,7 +104,8 @@ def provider_for(organization, channel: str) -> tuple[Provider, object | None]:
         ordered += [a for a in accounts if getattr(a, "channel", None) != channel]
         for account in ordered:
             provider = get_provider(_account_provider_name(account))
-            if provider is not None and channel in provider.channels:
+            if provider is not None and channel in provider.channels \
+                    and _account_serves(account, channel):
                 return provider, account
             if provider is None and getattr(account, "channel", None) == channel:
                 logger.warning("provider account %s names an unregistered adapter %r",

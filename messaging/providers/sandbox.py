@@ -15,11 +15,15 @@ same events:
                     ("Unreachable destination handset").
     `+15005550010`  is sent but no delivery receipt ever arrives (stays `sent`): the way to
                     exercise `fallback_after_seconds` in test mode.
-    `+15005550011`  is not reachable on RCS or WhatsApp (fails at once, `error_code`
-                    "63003", "Channel could not find the recipient"); SMS, MMS and voice
-                    reach it normally: the way to exercise a fallback chain on failure.
-    `+15005550012`  gets no delivery receipt on RCS or WhatsApp (stays `sent`); other
-                    channels deliver normally: a fallback chain after a receipt timeout.
+    `+15005550011`  is not reachable on RCS, WhatsApp, Viber or Telegram (fails at once,
+                    `error_code` "63003", "Channel could not find the recipient"); SMS,
+                    MMS, voice and flash calls reach it normally: the way to exercise a
+                    fallback chain on failure.
+    `+15005550012`  gets no delivery receipt on RCS, WhatsApp, Viber or Telegram (stays
+                    `sent`); other channels deliver normally: a fallback chain after a
+                    receipt timeout.
+- Flash calls come from `DEFAULT_FLASHCALL_PREFIX` followed by the code; Viber and
+  Telegram from `DEFAULT_CHAT_SENDER`.
   For email the first two behaviors answer to `fail@sandbox.test` and
   `noreceipt@sandbox.test`.
 """
@@ -37,7 +41,7 @@ NO_RECEIPT_RECIPIENTS = frozenset({"+15005550010", "noreceipt@sandbox.test"})
 FAIL_ERROR_CODE = "30003"
 FAIL_ERROR_MESSAGE = "Unreachable destination handset"
 # Reachable by SMS only: rich channels fail / never receipt.
-RICH_CHANNELS = frozenset({"rcs", "whatsapp"})
+RICH_CHANNELS = frozenset({"rcs", "whatsapp", "viber", "telegram"})
 RICH_FAIL_RECIPIENTS = frozenset({"+15005550011"})
 RICH_NO_RECEIPT_RECIPIENTS = frozenset({"+15005550012"})
 RICH_FAIL_ERROR_CODE = "63003"
@@ -46,6 +50,9 @@ RICH_FAIL_ERROR_MESSAGE = "Channel could not find the recipient"
 DEFAULT_PHONE_SENDER = "+15005550006"
 DEFAULT_EMAIL_SENDER = "sandbox@sandbox.test"
 DEFAULT_RCS_SENDER = "sandbox_agent"
+DEFAULT_CHAT_SENDER = "SandboxService"  # a Viber service id / Telegram sender
+# Flash calls in test mode come from this range: the caller id is it plus the code.
+DEFAULT_FLASHCALL_PREFIX = "+4420700"
 
 
 def receipt_delay_seconds() -> float:
@@ -57,12 +64,17 @@ def default_sender(channel: str) -> str:
         return DEFAULT_EMAIL_SENDER
     if channel == "rcs":
         return DEFAULT_RCS_SENDER
+    if channel in ("viber", "telegram"):
+        return DEFAULT_CHAT_SENDER
+    if channel == "flashcall":
+        return DEFAULT_FLASHCALL_PREFIX
     return DEFAULT_PHONE_SENDER
 
 
 class SandboxProvider:
     name = "sandbox"
-    channels = frozenset({"sms", "mms", "whatsapp", "rcs", "email", "voice"})
+    channels = frozenset({"sms", "mms", "whatsapp", "rcs", "email", "voice", "viber",
+                          "telegram", "flashcall"})
 
     def send(self, message, account) -> SendResult:
         provider_id = "SBX" + secrets.token_hex(16)

@@ -7,6 +7,7 @@ omits `credentials` keeps the stored ones when the provider stays the same.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -42,10 +43,19 @@ _RULES: dict[str, dict[str, Any]] = {
         "config": ("host",),
         "credentials": ((),),  # a relay may accept mail without authentication
     },
+    ProviderName.VONAGE: {
+        "config": ("from",),  # the Viber service id
+        "credentials": (("api_key", "api_secret"),),
+    },
+    ProviderName.TELEGRAM_GATEWAY: {
+        "config": (),
+        "credentials": (("access_token",),),
+    },
 }
 _STRING_KEYS = frozenset({"account_sid", "from", "messaging_service_sid", "voice",
                           "status_callback_url", "phone_number_id", "waba_id", "api_version",
-                          "agent_id", "host", "username"})
+                          "agent_id", "host", "username", "flashcall_prefix",
+                          "sender_username"})
 _INT_KEYS = frozenset({"port", "timeout"})
 _BOOL_KEYS = frozenset({"use_tls", "use_ssl"})
 
@@ -64,6 +74,10 @@ def _validate_config(provider: str, config: dict[str, Any]) -> dict[str, Any]:
             raise validation_error(f"config.{key}", "Must be a positive integer.")
         if key in _BOOL_KEYS and not isinstance(value, bool):
             raise validation_error(f"config.{key}", "Must be true or false.")
+    if config.get("flashcall_prefix") and not re.fullmatch(r"\+[1-9][0-9]{3,10}",
+                                                           config["flashcall_prefix"]):
+        raise validation_error("config.flashcall_prefix", "A caller id prefix: + and 4-11 "
+                                                          "digits (the code completes it).")
     if config.get("use_tls") and config.get("use_ssl"):
         raise validation_error("config.use_ssl", "use_tls and use_ssl exclude each other.")
     if provider == ProviderName.SMTP:

@@ -22,8 +22,8 @@ from platform_core.audit.services import audit_record
 from platform_core.errors import APIError, validation_error
 from platform_core.identity.principal import Principal
 
-from .. import acceptance, dispatcher, validation
-from ..models import Channel, Direction, Message, MessageStatus
+from .. import acceptance, dispatcher, hooks, validation
+from ..models import CODE_CHANNELS, Channel, Direction, Message, MessageStatus
 from ..providers import registry
 from ..status import StatusBatch
 from .content import render_template, shorten_body_links
@@ -53,14 +53,21 @@ def message_send(
     contact_id: str | None = None,
     conversation_id: str | None = None,
     campaign_id: str | None = None,
+    rich_content: dict | None = None,
     principal: Principal | None = None,
+    metadata: dict[str, Any] | None = None,
 ) -> Message:
     """Validate and accept one outbound message (queued, or scheduled with `send_at`).
 
     `campaign_id` is given by the broadcast runner only: the message belongs to that
     broadcast (one per contact: a second one breaks the unique constraint).
+    `rich_content` (RCS only, built and checked by the rcs family: a carousel of
+    `commerce/send-catalog`) is the provider content of the message, kept in
+    `metadata.rcs_content`; `body` stays its text (what a fallback channel carries).
     `secret_body` (Verify) is the real text of a message whose `body` is redacted: only
-    the provider receives it (Message.secret_body); its links are not rewritten."""
+    the provider receives it (Message.secret_body); its links are not rewritten.
+    `metadata` (internal callers) is kept on the message; a `verification_id` in it is
+    carried to fallback children (Verify follows its delivery through the status events)."""
     body = body or ""
     subject = subject or ""
     # 1. What must be there.
@@ -87,6 +94,7 @@ def message_send(
     # 2. The recipient, the content.
     country = organization.default_country
     to = validation.normalize_recipient(channel, to, default_country=country)
+    hooks.check_send(organization, channel, to)  # channel apps' refusals (a blocked user)
     media = validation.normalize_media(organization, media_url)
     if media and channel == Channel.VOICE:
         raise validation_error("media_url", "A voice call cannot carry media.")
@@ -96,6 +104,9 @@ def message_send(
         raise APIError("MMS_NANP_ONLY", details={"field": "to", "to": to, "issues": [
             {"field": "to", "message": "MMS reaches +1 (North American) numbers only."}]})
     validation.check_body(channel, body)
+    validation.check_code_body(channel, body if secret_body is None else secret_body)
+    if media and channel in CODE_CHANNELS:
+        raise validation_error("media_url", f"A {channel} message cannot carry media.")
     if secret_body is not None:
         validation.check_body(channel, secret_body)
         shorten_links = False  # a short link in one text only would make them differ
@@ -131,6 +142,8 @@ def message_send(
             }
     if shorten_links is None:
         shorten_links = bool(service and service.shorten_links)
+    if rich_content is not None and channel != Channel.RCS:
+        raise validation_error("channel", "Rich content is for the rcs channel only.")
 
     message = Message(
         organization=organization, channel=channel, direction=Direction.OUTBOUND, to=to,
@@ -143,9 +156,11 @@ def message_send(
         conversation_id=conversation_id, campaign_id=campaign_id, status_callback=callback,
         shorten_links=bool(shorten_links), send_at=when, fallback=chain,
         fallback_after_seconds=after, created_at=timezone.now(),
-        metadata={k: v for k, v in (("template", template_meta),
-                                     ("sent_by", principal.actor_id if principal else None))
-                  if v},
+        metadata={**(metadata or {}),
+                  **{k: v for k, v in (("template", template_meta),
+                                       ("sent_by", principal.actor_id if principal else None),
+                                       ("rcs_content", rich_content))
+                     if v}},
     )
     # The message is its own outbox row: the dispatcher announces and sends it.
     message.announced_at = None

@@ -96,7 +96,9 @@ def resolve_sender_with(*, organization, channel: str, explicit: str | None,
         raise validation_error(
             "messaging_service_id",
             f"The messaging service has no {channel} sender; add one or pass `from`.")
-    default = account_default_sender(account)
+    default = (account.setting("flashcall_prefix") if channel == Channel.FLASHCALL
+               and account is not None and callable(getattr(account, "setting", None))
+               else account_default_sender(account))
     if default:
         return default
     if account is not None:

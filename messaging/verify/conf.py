@@ -57,6 +57,17 @@ def conversion_settle_seconds() -> int:
     return int(getattr(settings, "VERIFY_CONVERSION_SETTLE_SECONDS", 300))
 
 
+def max_prefix_window_seconds() -> int:
+    """The longest prefix window any organization may use (overrides included)."""
+    from .models import VerifySettings
+
+    configured = VerifySettings.objects.filter(prefix_window_seconds__isnull=False).order_by(
+        "-prefix_window_seconds").values_list("prefix_window_seconds", flat=True).first()
+    default = int(getattr(settings, "VERIFY_PREFIX_WINDOW_SECONDS",
+                          _DEFAULTS["prefix_window_seconds"]))
+    return max(default, configured or 0)
+
+
 def prices_usd() -> dict[str, float]:
     return {**DEFAULT_PRICES_USD, **getattr(settings, "VERIFY_PRICE_PER_MESSAGE_USD", {})}
 

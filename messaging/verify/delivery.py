@@ -1,15 +1,23 @@
-"""How a code reaches the recipient: through the messaging pipeline (`messaging.services.
-message_send`: providers, test mode, fallback) for the channels it carries.
+"""How a code reaches the recipient: always through the messaging pipeline
+(`messaging.services.message_send`: providers, test mode doubles, Message rows, status
+events, fallback).
 
 A chain (`channel` then `fallback`) is walked at send time: a channel without a provider
 (503 `PROVIDER_NOT_WIRED`) passes to the next one, so `rcs` then `sms` works on a
 deployment without RCS. The channels after the one used go to the pipeline as the
 message's own `fallback` (failure or no receipt falls back there).
 
-Channels the pipeline does not carry yet (`viber`, `telegram`, `flashcall`: it answers
-for `messaging.models.Channel` only) have no live provider: 503 `PROVIDER_NOT_WIRED`. In
-test mode they are delivered by the verify sandbox double, which stores no message and
-contacts nothing. They join the pipeline by themselves once it lists them.
+What each channel's message carries (the provider gets `secret_body`, every reader the
+redacted `body`):
+- text channels (sms, whatsapp, rcs, viber, email, voice): the localized text.
+- code channels (`telegram` through Telegram Gateway, `flashcall`): the code alone; a
+  flash call rings from the provider's caller id range (`flashcall_prefix`) followed by
+  the code, so the code is the caller id's trailing digits.
+- `magic_link`: the localized text with a signed single-use link, over email for an
+  address and sms for a phone number.
+
+The message carries `metadata.verification_id`: verify follows the delivery (and its
+fallback children) through the message status events (`tracking.py`).
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from messaging import services as messaging
-from messaging.models import Channel
+from messaging.models import CODE_CHANNELS
 from messaging.providers import registry
 from platform_core.errors import APIError
 
@@ -25,26 +33,22 @@ OTP_CHANNELS = ("sms", "whatsapp", "voice", "email", "rcs", "viber", "telegram",
 PHONE_CHANNELS = frozenset(OTP_CHANNELS) - {"email"}
 FACTOR_CHANNELS = ("totp", "push", "backup_code")
 NETWORK_CHANNELS = ("sna", "silent")
+LINK_CHANNEL = "magic_link"
 
 
-def pipeline_channels() -> frozenset[str]:
-    return frozenset(Channel.values)
+def link_transport(to: str) -> str:
+    """The messaging channel of a magic link to `to`."""
+    return "email" if "@" in to else "sms"
 
 
 @dataclass
 class Delivery:
     channel: str
-    message_id: str  # "" for the verify sandbox double
+    message_id: str
     fallback: list[str]
 
 
 def _provider_error(organization, channel: str) -> APIError | None:
-    if channel not in pipeline_channels():
-        if organization.sandbox:
-            return None
-        return APIError("PROVIDER_NOT_WIRED",
-                        f"No provider is configured for the {channel} channel.",
-                        details={"channel": channel})
     try:
         registry.provider_for(organization, channel)
     except APIError as exc:
@@ -66,17 +70,20 @@ def usable_chain(organization, chain: list[str]) -> list[str]:
     return usable
 
 
+def is_code_channel(channel: str) -> bool:
+    return channel in CODE_CHANNELS
+
+
 def deliver(*, organization, principal, chain: list[str], to: str, body: str,
-            secret_body: str, subject: str, sender: str | None) -> Delivery:
-    """Send `secret_body` on the first usable channel of `chain`, stored readable as the
-    redacted `body` (the code masked); the rest become its fallback. A pipeline refusal
-    (opt-out, invalid sender...) raises its registered error."""
+            secret_body: str, subject: str, sender: str | None,
+            verification_id: str) -> Delivery:
+    """Send `secret_body` on the first channel of `chain`, stored readable as the redacted
+    `body`; the rest become its fallback. A pipeline refusal (opt-out, invalid sender,
+    no provider...) raises its registered error."""
     channel, *rest = chain
-    if channel not in pipeline_channels():
-        return Delivery(channel=channel, message_id="", fallback=rest)
-    carried = [c for c in rest if c in pipeline_channels()]
+    transport = link_transport(to) if channel == LINK_CHANNEL else channel
     message = messaging.message_send(
-        organization=organization, principal=principal, channel=channel, to=to, body=body,
+        organization=organization, principal=principal, channel=transport, to=to, body=body,
         secret_body=secret_body, subject=subject or None, from_=sender or None,
-        fallback=carried or None)
-    return Delivery(channel=channel, message_id=message.pk, fallback=carried)
+        fallback=rest or None, metadata={"verification_id": verification_id})
+    return Delivery(channel=channel, message_id=message.pk, fallback=rest)

@@ -17,6 +17,9 @@ _CODES = [
      "The verification was canceled (or superseded by a newer send to the recipient)."),
     ("VERIFICATION_MAX_ATTEMPTS", 409,
      "Every check attempt of this verification was used; start a new one."),
+    ("VERIFICATION_DELIVERY_FAILED", 409,
+     "The code never reached the recipient (the message failed on every channel of its "
+     "chain); start a new verification."),
     ("VERIFY_RECIPIENT_LIMIT", 429,
      "Too many verifications were sent to this recipient recently (fraud guard); retry "
      "after the time in Retry-After."),
@@ -29,6 +32,8 @@ _CODES = [
      "This channel is a factor: use the factor endpoints (/api/v1/verify/factors/...)."),
     ("TOTP_CODE_REPLAYED", 409,
      "This TOTP code (or an earlier one) was already used; wait for the next code."),
+    ("VERIFY_LINK_INVALID", 400,
+     "The magic-link token is not one this platform signed (altered, truncated or forged)."),
     ("VERIFY_BULK_ALL_FAILED", 400,
      "Every recipient of the bulk request failed; error.details.results has each row."),
 ]

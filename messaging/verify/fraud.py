@@ -12,21 +12,75 @@ Three rules, checked for a whole batch with two aggregate queries:
    conversion window (verified, or older than the settle time) verifying less than
    `conversion_min_rate` of them is blocked (403 `VERIFY_PREFIX_BLOCKED`): pumped
    traffic is sent and never verified.
+
+Rules 2 and 3 read the per-prefix rollup (`VerifyPrefixBucket`, 5-minute buckets counted
+by the send and the successful check), never the verification rows, so a send costs the
+same at any volume. A window's edge is a bucket's: a window counts the buckets that start
+inside it, and a bucket counts against conversion once it ended `settle` seconds ago (its
+verified ones at once). Rule 1 counts the recipient's own rows (a handful, indexed).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import phonenumbers
-from django.db.models import Count, Q
+from django.db import connection
+from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
 from platform_core.errors import APIError
 
 from . import conf
-from .models import Status, Verification
+from .models import Verification, VerifyPrefixBucket
+
+BUCKET = timedelta(seconds=VerifyPrefixBucket.BUCKET_SECONDS)
+
+
+def bucket_start(when: datetime) -> datetime:
+    seconds = int(when.timestamp())
+    return datetime.fromtimestamp(seconds - seconds % VerifyPrefixBucket.BUCKET_SECONDS,
+                                  tz=when.tzinfo or timezone.get_current_timezone())
+
+
+def record_sends(organization, prefixes: list[str], *, now: datetime) -> None:
+    """Count sends into their prefix buckets: one upsert for a batch (in the send's
+    transaction, so a rolled-back send counts nothing)."""
+    counts = Counter(p for p in prefixes if p)
+    if not counts:
+        return
+    table = VerifyPrefixBucket._meta.db_table
+    start = connection.ops.adapt_datetimefield_value(bucket_start(now))
+    rows = sorted(counts.items())  # one order: concurrent batches never deadlock
+    values = ", ".join(["(%s, %s, %s, %s, 0)"] * len(rows))
+    params: list = []
+    for prefix, n in rows:
+        params += [organization.pk, prefix, start, n]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (organization_id, prefix, bucket_start, sent, verified) "  # noqa: S608 - names are ours
+            f"VALUES {values} ON CONFLICT (organization_id, prefix, bucket_start) "
+            f"DO UPDATE SET sent = {table}.sent + excluded.sent", params)
+
+
+def record_verified(verification: Verification) -> None:
+    """Count a verified code in the bucket of its send."""
+    if verification.destination_prefix:
+        VerifyPrefixBucket.objects.filter(
+            organization_id=verification.organization_id,
+            prefix=verification.destination_prefix,
+            bucket_start=bucket_start(verification.created_at),
+        ).update(verified=F("verified") + 1)
+
+
+def prune_buckets(*, now: datetime | None = None) -> int:
+    """Drop buckets older than every window that reads them (the expiry sweep calls it)."""
+    now = now or timezone.now()
+    horizon = max(conf.conversion_window_seconds(), conf.max_prefix_window_seconds())
+    deleted, _ = VerifyPrefixBucket.objects.filter(
+        bucket_start__lt=now - timedelta(seconds=horizon) - BUCKET).delete()
+    return deleted
 
 
 def destination_prefix(to: str) -> str:
@@ -62,20 +116,26 @@ def check_many(organization, rows: list[tuple[str, str]]) -> dict[str, APIError]
         mine.filter(to__in=recipients,
                     created_at__gte=now - timedelta(seconds=limits.recipient_window_seconds))
         .order_by().values_list("to").annotate(n=Count("id")))
-    prefix_since = now - timedelta(seconds=limits.prefix_window_seconds)
-    conversion_since = now - timedelta(seconds=conf.conversion_window_seconds())
-    settled_before = now - timedelta(seconds=conf.conversion_settle_seconds())
-    verified = Q(status=Status.VERIFIED)
+    prefix_since = bucket_start(now - timedelta(seconds=limits.prefix_window_seconds))
+    conversion_since = bucket_start(now - timedelta(seconds=conf.conversion_window_seconds()))
+    # A bucket is settled once its last send is `settle` seconds old.
+    settled_before = now - timedelta(seconds=conf.conversion_settle_seconds()) - BUCKET
+    in_conversion = Q(bucket_start__gte=conversion_since)
     per_prefix = {
-        row["destination_prefix"]: row
-        for row in mine.filter(destination_prefix__in=sorted({p for _, p in rows}),
-                               created_at__gte=min(prefix_since, conversion_since))
-        .order_by().values("destination_prefix").annotate(
-            recent=Count("id", filter=Q(created_at__gte=prefix_since)),
-            settled=Count("id", filter=Q(created_at__gte=conversion_since)
-                          & (Q(created_at__lte=settled_before) | verified)),
-            verified=Count("id", filter=Q(created_at__gte=conversion_since) & verified))
+        row["prefix"]: {k: v or 0 for k, v in row.items()}
+        for row in VerifyPrefixBucket.objects.filter(
+            organization_id=organization.pk, prefix__in=sorted({p for _, p in rows}),
+            bucket_start__gte=min(prefix_since, conversion_since))
+        .order_by().values("prefix").annotate(
+            recent=Sum("sent", filter=Q(bucket_start__gte=prefix_since)),
+            settled_sent=Sum("sent", filter=in_conversion
+                             & Q(bucket_start__lte=settled_before)),
+            fresh_verified=Sum("verified", filter=in_conversion
+                               & Q(bucket_start__gt=settled_before)),
+            verified=Sum("verified", filter=in_conversion))
     }
+    for stats in per_prefix.values():
+        stats["settled"] = stats["settled_sent"] + stats["fresh_verified"]
     refused: dict[str, APIError] = {}
     batch_prefix: Counter[str] = Counter()
     for to, prefix in rows:

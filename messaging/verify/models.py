@@ -153,3 +153,29 @@ class VerifySettings(models.Model):
 
     def __str__(self) -> str:
         return f"verify settings of {self.organization_id}"
+
+
+class VerifyPrefixBucket(models.Model):
+    """The fraud guard's rollup: verifications sent to (and verified at) one destination
+    prefix of one organization, per `BUCKET_SECONDS` bucket of their creation time. The
+    guard sums a prefix's buckets instead of counting its rows; buckets older than the
+    conversion window are deleted by the expiry sweep."""
+
+    BUCKET_SECONDS = 300
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+",
+                                     db_index=False)
+    prefix = models.CharField(max_length=32)
+    bucket_start = models.DateTimeField()
+    sent = models.PositiveIntegerField(default=0)
+    verified = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "prefix", "bucket_start"],
+                                    name="verify_bucket_org_prefix_start"),
+        ]
+        indexes = [models.Index(fields=["bucket_start"], name="verify_bucket_start")]
+
+    def __str__(self) -> str:
+        return f"{self.organization_id} {self.prefix} {self.bucket_start:%Y-%m-%d %H:%M}"

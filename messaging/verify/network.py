@@ -4,10 +4,11 @@
     adapter = number_verification_for(organization)   # 503 PROVIDER_NOT_WIRED when none
     adapter.verify(phone_number="+1415...", device_token="...") -> bool
 
-Test mode answers with the sandbox double: any token matches except `SANDBOX_MISMATCH_TOKEN`.
-Live mode uses the adapter registered with `register_number_verification` (the
-network-signal family registers its operator client once it has credentials); none
-registered fails closed.
+Both modes use the network-signal family's operator adapter (messaging/numbers/network):
+test mode its sandbox double (any token matches except `SANDBOX_MISMATCH_TOKEN`, and the
+test number +15005550103 never matches), live mode the CAMARA client registered with
+`register_number_verification` at start-up, which fails closed (503 PROVIDER_NOT_WIRED)
+while the deployment has no operator credentials.
 """
 
 from __future__ import annotations
@@ -25,10 +26,17 @@ class NumberVerification(Protocol):
 
 
 class SandboxNumberVerification:
-    """The test-mode double: the network 'matches' unless told otherwise."""
+    """The test-mode double: the network-signal sandbox's number verification."""
 
     def verify(self, *, phone_number: str, device_token: str) -> bool:
-        return device_token != SANDBOX_MISMATCH_TOKEN
+        from messaging.numbers.network.adapters import SandboxNetwork, SignalUnavailable
+
+        try:
+            return SandboxNetwork().verify_number(phone_number=phone_number,
+                                                  hashed_phone_number=None,
+                                                  access_token=device_token)
+        except SignalUnavailable:
+            return False
 
 
 _LIVE: Callable[[], NumberVerification] | None = None

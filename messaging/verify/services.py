@@ -12,8 +12,11 @@ The send pipeline (`verifications_send`), for one recipient or a bulk of 1000:
    messaging pipeline (one INSERT per message, the dispatcher sends after commit). A
    refusal of the pipeline fails that recipient only.
 4. In one transaction: the recipients' open verifications are canceled (`superseded`),
-   the new ones are inserted `sent` (one INSERT), and every event goes out through
-   `emit_batch` (one INSERT, one fan-out hook).
+   the new ones are inserted `pending` (one INSERT), the fraud guard's prefix buckets are
+   counted (one upsert), and every event goes out through `emit_batch` (one INSERT, one
+   fan-out hook).
+5. The message status events move each verification to `sent` or `failed`
+   (`tracking.py`).
 
 The code itself is never stored (only `codes.digest`) nor logged; test mode returns it as
 `test_code`.
@@ -34,7 +37,7 @@ from platform_core.errors import APIError, validation_error
 from platform_core.events.bus import emit, emit_batch
 from platform_core.identity.principal import Principal
 
-from . import codes, delivery, fraud, network, texts
+from . import codes, delivery, fraud, links, network, texts
 from .models import OPEN_STATUSES, Status, Verification, VerifyProfile
 
 DEFAULT_CODE_LENGTH = 6
@@ -55,6 +58,7 @@ class SendOptions:
     country: str | None = None
     template_variables: dict[str, str] = field(default_factory=dict)
     device_token: str | None = None
+    link_url: str | None = None
 
 
 @dataclass
@@ -72,6 +76,7 @@ class Plan:
     profile: VerifyProfile | None
     country: str
     variables: dict[str, str]
+    link_url: str = ""
 
 
 @dataclass
@@ -81,6 +86,7 @@ class Outcome:
     recipient: str
     verification: Verification | None = None
     test_code: str | None = None
+    test_link: str | None = None
     error: APIError | None = None
 
 
@@ -111,14 +117,10 @@ def _check_channel(channel: str) -> None:
                        details={"field": "channel", "factor_endpoint": "/api/v1/verify/factors/totp",
                                 "issues": [{"field": "channel",
                                             "message": "Use the factor endpoints."}]})
-    if channel == "magic_link":
-        raise APIError("SERVICE_UNAVAILABLE", "Magic links are not offered on this "
-                       "deployment; send a code over email instead.",
-                       details={"channel": channel})
-    if channel not in delivery.OTP_CHANNELS and channel not in delivery.NETWORK_CHANNELS:
+    known = delivery.OTP_CHANNELS + delivery.NETWORK_CHANNELS + (delivery.LINK_CHANNEL,)
+    if channel not in known:
         raise validation_error(
-            "channel", f"Unknown channel {channel!r}; use one of "
-            f"{', '.join(delivery.OTP_CHANNELS + delivery.NETWORK_CHANNELS)}.")
+            "channel", f"Unknown channel {channel!r}; use one of {', '.join(known)}.")
 
 
 def _in_range(name: str, value: int | None, bounds: tuple[int, int]) -> None:
@@ -137,14 +139,27 @@ def plan(*, organization, options: SendOptions) -> Plan:
         raise validation_error("locale", f"Unsupported locale; use one of "
                                          f"{', '.join(texts.LOCALES)}.")
     chain = [channel]
+    link_url = ""
+    if channel == delivery.LINK_CHANNEL:
+        if options.fallback:
+            raise validation_error("fallback", "A magic link goes by email (an address) or "
+                                               "sms (a phone number); no fallback.")
+        try:
+            link_url = links.check_url(options.link_url or "")
+        except ValueError as exc:
+            raise validation_error("link_url", str(exc)) from None
     for item in options.fallback:
         _check_channel(item)
-        if item in delivery.NETWORK_CHANNELS or (item == "email") != (channel == "email"):
+        if (item in delivery.NETWORK_CHANNELS or item == delivery.LINK_CHANNEL
+                or (item == "email") != (channel == "email")):
             raise validation_error("fallback", "Fallback channels must reach the same "
                                                "recipient (phone channels after a phone one).")
+        if delivery.is_code_channel(item) != delivery.is_code_channel(channel):
+            raise validation_error("fallback", "telegram and flashcall carry the code alone: "
+                                               "they fall back to each other only.")
         if item not in chain:
             chain.append(item)
-    if channel not in delivery.NETWORK_CHANNELS:
+    if channel not in delivery.NETWORK_CHANNELS and channel != delivery.LINK_CHANNEL:
         chain = delivery.usable_chain(organization, chain)
     return Plan(
         chain=chain,
@@ -160,6 +175,7 @@ def plan(*, organization, options: SendOptions) -> Plan:
         profile=profile,
         country=(options.country or organization.default_country or "US").upper(),
         variables={str(k): str(v) for k, v in options.template_variables.items()},
+        link_url=link_url,
     )
 
 
@@ -167,6 +183,8 @@ def normalize_recipient(channel: str, raw: Any, *, country: str, bulk: bool = Fa
     """E.164 for phone channels, a lower-cased address for email. A bulk row answers
     `INVALID_RECIPIENT`; a single send the field's own code."""
     text = str(raw or "").strip()
+    if channel == delivery.LINK_CHANNEL:
+        channel = delivery.link_transport(text)
     if channel == "email":
         value = parse_email(text)
         code = "INVALID_EMAIL"
@@ -225,10 +243,10 @@ def verifications_send(*, organization, principal: Principal | None, recipients:
                 continue
             verification = Verification(
                 organization=organization, profile=p.profile, to=to, channel=channel,
-                status=Status.SENT, code_length=p.code_length, max_attempts=p.max_attempts,
+                status=Status.PENDING, code_length=p.code_length, max_attempts=p.max_attempts,
                 locale=p.locale, destination_prefix=prefixes[to], created_at=now,
-                expires_at=expires_at, sent_at=now)
-            code = codes.generate(p.code_length)
+                expires_at=expires_at)
+            code, secret = _secret(verification, p)
             try:
                 sent = _deliver(organization, principal, verification, p, code)
             except APIError as exc:
@@ -236,14 +254,32 @@ def verifications_send(*, organization, principal: Principal | None, recipients:
                 continue
             verification.channel, verification.message_id = sent.channel, sent.message_id
             verification.fallback = sent.fallback
-            verification.code_hash = codes.digest(verification.pk, code)
+            verification.code_hash = codes.digest(verification.pk, secret)
             outcome.verification = verification
-            outcome.test_code = code if organization.sandbox else None
+            if organization.sandbox:
+                outcome.test_code = code if channel != delivery.LINK_CHANNEL else secret_token(
+                    code)
+                outcome.test_link = code if channel == delivery.LINK_CHANNEL else None
             created.append(verification)
         events = _supersede(organization, [v.to for v in created], now=now)
         Verification.objects.bulk_create(created)
+        fraud.record_sends(organization, [v.destination_prefix for v in created], now=now)
         emit_batch(events + [_event(v) for v in created])
     return outcomes
+
+
+def _secret(verification: Verification, p: Plan) -> tuple[str, str]:
+    """(what the recipient gets, what is hashed): a code twice, or a link and its nonce."""
+    if verification.channel != delivery.LINK_CHANNEL:
+        code = codes.generate(p.code_length)
+        return code, code
+    nonce = links.new_nonce()
+    return links.link(p.link_url, links.sign(verification.pk, nonce)), nonce
+
+
+def secret_token(link: str) -> str:
+    """The token of a magic link (test mode answers it as `test_code`)."""
+    return link.rsplit("token=", 1)[1]
 
 
 def _deliver(organization, principal, verification: Verification, p: Plan,
@@ -251,12 +287,15 @@ def _deliver(organization, principal, verification: Verification, p: Plan,
     chain = p.chain
     text = {"channel": chain[0], "locale": p.locale, "code": code, "name": p.name,
             "minutes": max(p.expiration_seconds // 60, 1), "template": p.template,
-            "variables": p.variables}
+            "variables": p.variables,
+            "email": (delivery.link_transport(verification.to) if chain[0] ==
+                      delivery.LINK_CHANNEL else chain[0]) == "email"}
     body, subject = texts.render(**text)
     redacted, _subject = texts.render(**text, masked=True)
     return delivery.deliver(organization=organization, principal=principal, chain=chain,
                             to=verification.to, body=redacted, secret_body=body,
-                            subject=subject, sender=p.sender or None)
+                            subject=subject, sender=p.sender or None,
+                            verification_id=verification.pk)
 
 
 def _supersede(organization, recipients: list[str], *, now) -> list[tuple]:
@@ -314,6 +353,10 @@ _REFUSALS = {
 
 
 def _refusal(verification: Verification) -> APIError:
+    if verification.cancel_reason == "delivery_failed":
+        return APIError("VERIFICATION_DELIVERY_FAILED",
+                        details={"verification_id": verification.pk,
+                                 "status": verification.status})
     return APIError(_REFUSALS[verification.status],
                     details={"verification_id": verification.pk,
                              "status": verification.status})
@@ -339,10 +382,14 @@ def _locked(organization, *, verification_id: str | None, to: str | None) -> Ver
     return found
 
 
-def verification_check(*, organization, code: str, verification_id: str | None = None,
-                       to: str | None = None) -> tuple[Verification, bool]:
+def verification_check(*, organization, code: str | None = None,
+                       verification_id: str | None = None, to: str | None = None,
+                       token: str | None = None) -> tuple[Verification, bool]:
     """Count one attempt. A match verifies; the last wrong attempt fails the verification.
-    After success, expiry, cancel or failure the check refuses with the status's code."""
+    After success, expiry, cancel or failure the check refuses with the status's code.
+    `token` (a magic link's) names its verification and carries the secret itself."""
+    if token:
+        verification_id, code = links.unsign(token)
     expired = None
     with transaction.atomic():
         verification = _locked(organization, verification_id=verification_id, to=to)
@@ -354,10 +401,11 @@ def verification_check(*, organization, code: str, verification_id: str | None =
             raise _refusal(verification)
         else:
             verification.attempts += 1
-            valid = codes.matches(verification.pk, code, verification.code_hash)
+            valid = codes.matches(verification.pk, code or "", verification.code_hash)
             if valid:
                 verification.verified_at = now
                 _end(verification, Status.VERIFIED, now=now)
+                fraud.record_verified(verification)
             elif verification.attempts >= verification.max_attempts:
                 _end(verification, Status.FAILED, now=now)
             else:
@@ -383,7 +431,9 @@ def verification_cancel(*, verification: Verification,
 
 
 def verifications_expire_due(*, batch: int = 500) -> int:
-    """Mark lapsed open verifications `expired` (beat sweep), a batch per transaction."""
+    """Mark lapsed open verifications `expired` (beat sweep), a batch per transaction;
+    then drop the fraud guard's buckets no window reads any more."""
+    fraud.prune_buckets()
     total = 0
     while True:
         now = timezone.now()

@@ -4,6 +4,10 @@ A template holds `{code}` and may hold `{name}` (the profile's or organization's
 `{minutes}` (the code's lifetime) and the send's `template_variables` keys. Voice reads
 the digits one by one, twice.
 
+Telegram (Telegram Gateway) and flash calls carry the code alone: Telegram writes its own
+localized text, a flash call has none. A magic link's text holds the link where a code's
+holds the code (`{code}` and `{link}` in a profile template are the link).
+
 `render(..., masked=True)` is the same text with the code as `MASK`: what the message
 stores in its readable `body` (the real text goes to the provider only, encrypted at rest
 until sent: messaging.models.Message.secret_body).
@@ -43,6 +47,27 @@ _SUBJECT = {
     "it": "Il tuo codice di verifica {name}",
     "nl": "Uw {name} verificatiecode",
 }
+_LINK = {
+    "en": "Sign in to {name} with this link: {link} It expires in {minutes} minutes.",
+    "es": "Inicia sesión en {name} con este enlace: {link} Caduca en {minutes} minutos.",
+    "fr": "Connectez-vous à {name} avec ce lien : {link} Il expire dans {minutes} minutes.",
+    "de": "Melden Sie sich mit diesem Link bei {name} an: {link} Er läuft in {minutes} "
+          "Minuten ab.",
+    "pt": "Entre em {name} com este link: {link} Expira em {minutes} minutos.",
+    "it": "Accedi a {name} con questo link: {link} Scade tra {minutes} minuti.",
+    "nl": "Meld u aan bij {name} met deze link: {link} Deze verloopt over {minutes} minuten.",
+}
+_LINK_SUBJECT = {
+    "en": "Your {name} sign-in link",
+    "es": "Tu enlace de acceso a {name}",
+    "fr": "Votre lien de connexion {name}",
+    "de": "Ihr {name} Anmeldelink",
+    "pt": "O seu link de acesso a {name}",
+    "it": "Il tuo link di accesso a {name}",
+    "nl": "Uw {name} aanmeldlink",
+}
+CODE_ONLY_CHANNELS = frozenset({"telegram", "flashcall"})
+LINK_CHANNEL = "magic_link"
 MASK = "•" * 6  # the same whatever the code's length: the mask tells nothing
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_]{1,64})\}")
 
@@ -62,13 +87,21 @@ def _fill(template: str, values: dict[str, str]) -> str:
 
 def render(*, channel: str, locale: str, code: str, name: str, minutes: int,
            template: str = "", variables: dict[str, str] | None = None,
-           masked: bool = False) -> tuple[str, str]:
-    """(body, subject) of the message carrying `code` (`masked`: with `MASK` instead)."""
+           masked: bool = False, email: bool = False) -> tuple[str, str]:
+    """(body, subject) of the message carrying `code` (`masked`: with `MASK` instead); for
+    `magic_link`, `code` is the link and `email` says whether it goes by email."""
+    if channel in CODE_ONLY_CHANNELS:
+        return (MASK if masked else code), ""
     spoken = MASK if masked else ", ".join(code) if channel == "voice" else code
-    values = {**(variables or {}), "code": spoken, "name": name, "minutes": str(minutes)}
+    values = {**(variables or {}), "code": spoken, "link": spoken, "name": name,
+              "minutes": str(minutes)}
     if template:
         body = _fill(template, values)
+    elif channel == LINK_CHANNEL:
+        body = _fill(_LINK[locale], values)
     else:
         body = _fill((_VOICE if channel == "voice" else _TEXT)[locale], values)
-    subject = _fill(_SUBJECT[locale], values) if channel == "email" else ""
+    subject = ""
+    if email:
+        subject = _fill((_LINK_SUBJECT if channel == LINK_CHANNEL else _SUBJECT)[locale], values)
     return body, subject

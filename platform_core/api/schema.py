@@ -69,7 +69,9 @@ def wrap_in_envelope(result, generator, request, public):
         for operation in path_item.values():
             if not isinstance(operation, dict) or "responses" not in operation:
                 continue
-            for code, response in list(operation["responses"].items()):
+            # OpenAI-compatible operations answer the provider's object itself (plus meta).
+            raw = operation.pop("x-raw-body", False)
+            for code, response in list(operation["responses"].items()) if not raw else []:
                 content = response.get("content", {})
                 body = content.get("application/json")
                 if body and str(code).startswith("2") and "schema" in body:

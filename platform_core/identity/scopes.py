@@ -18,7 +18,8 @@ ADMIN = "admin"
 PUBLIC_KEY_FORBIDDEN = frozenset({WILDCARD, ADMIN, "billing:read", "settings:read"})
 
 # What the agent role works with day to day; everything else it may only read if listed.
-_AGENT_WRITE = frozenset({"conversations", "contacts", "messages", "voice", "video", "verify"})
+_AGENT_WRITE = frozenset({"conversations", "contacts", "messages", "voice", "video", "verify",
+                          "ai"})
 _AGENT_READ = _AGENT_WRITE | {"templates", "knowledge", "files", "events"}
 # Administrative resources only owners and admins manage.
 _ADMIN_ONLY = frozenset({"admin", "billing", "users", "settings"})

@@ -22,5 +22,11 @@ def http_routes() -> list:
 
 
 def websocket_routes() -> list:
-    """WebSocket routes (team-chat presence and typing)."""
-    return []
+    """WebSocket routes (team-chat presence, typing and live updates; the co-browse relay)."""
+    from conversations.consumers import CobrowseConsumer
+    from conversations.team_chat.consumers import TeamChatConsumer
+
+    return [
+        re_path(r"^ws/team-chat/?$", TeamChatConsumer.as_asgi()),
+        re_path(r"^ws/cobrowse/(?P<session_id>[A-Za-z0-9_]+)/?$", CobrowseConsumer.as_asgi()),
+    ]

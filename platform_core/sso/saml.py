@@ -1,21 +1,23 @@
-"""pysaml2 driven per organization: one service provider per organization, never a global IdP.
+"""SAML helpers for djangosaml2: one service provider per organization, never a global IdP.
 
-The pysaml2 configuration is built for each request from the organization's `SamlConfig`
-row (its IdP as inline metadata, its own SP key pair written to a private temporary folder
-for the duration of the call). Signatures are verified by xmlsec1.
+`config_loader` is djangosaml2's `SAML_CONFIG_LOADER`: the pysaml2 configuration is built for
+each request from the organization's `SamlConfig` row (its IdP as inline metadata, its own SP
+key pair). Signatures are verified by xmlsec1. The rest is what djangosaml2 does not cover:
+IdP metadata parsing and the connection test of `settings/saml`, key generation, and the
+mapping of pysaml2's refusals onto our registered error codes.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
 import datetime as dt
+import hashlib
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
@@ -317,156 +319,148 @@ def describe_idp(config) -> IdpDescription:
     )
 
 
-# --- The service provider --------------------------------------------------------------------
+# --- The service provider (djangosaml2's SAML_CONFIG_LOADER) -----------------------------------
 
 
-@contextlib.contextmanager
-def sp_client(config, slug: str) -> Iterator[Any]:
-    """A pysaml2 Saml2Client for this organization's SP, built from its row."""
+def _key_files(config) -> tuple[str, str]:
+    """Paths of the SP key pair. pysaml2 and xmlsec1 read keys from files only, and
+    djangosaml2 keeps the loaded config for the whole request, so the pair is written once
+    per key (named by its digest, mode 0600, in a private per-user folder) and reused."""
+    folder = os.path.join(tempfile.gettempdir(), f"engage-saml-sp-{os.getuid()}")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    digest = hashlib.sha256(config.sp_private_key.encode()).hexdigest()[:40]
+    key_file = os.path.join(folder, f"{digest}.key")
+    cert_file = os.path.join(folder, f"{digest}.crt")
+    for path, text in ((key_file, config.sp_private_key), (cert_file, config.sp_certificate)):
+        if not os.path.exists(path):
+            fd, tmp = tempfile.mkstemp(dir=folder)  # created 0600
+            with os.fdopen(fd, "w") as handle:
+                handle.write(text)
+            os.replace(tmp, path)
+    return key_file, cert_file
+
+
+def sp_config(config, slug: str) -> Any:
+    """The pysaml2 SPConfig of this organization's SP, built from its `SamlConfig` row. An
+    SP without an IdP yet still loads (its metadata is what the admin imports first)."""
     from saml2 import xmldsig
-    from saml2.client import Saml2Client
     from saml2.config import SPConfig
 
-    idp = describe_idp(config)
     urls = sp_urls(slug)
-    folder = tempfile.mkdtemp(prefix="saml-sp-")
-    try:
-        key_file = os.path.join(folder, "sp.key")
-        cert_file = os.path.join(folder, "sp.crt")
-        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(config.sp_private_key)
-        with open(cert_file, "w") as handle:
-            handle.write(config.sp_certificate)
-        conf = SPConfig().load(
-            {
-                "entityid": urls.entity_id,
-                "xmlsec_binary": xmlsec_binary(),
-                "key_file": key_file,
-                "cert_file": cert_file,
-                "encryption_keypairs": [{"key_file": key_file, "cert_file": cert_file}],
-                "metadata": {
-                    "inline": [
-                        idp_metadata_from_fields(
-                            idp.entity_id, idp.sso_url, idp.slo_url, idp.certificate
-                        )
-                    ]
-                },
-                "accepted_time_diff": CLOCK_SKEW_SECONDS,
-                # Signatures verify only against the configured IdP certificate, never a
-                # certificate the response carries in its own KeyInfo.
-                "only_use_keys_in_metadata": True,
-                "allow_unknown_attributes": True,
-                "service": {
-                    "sp": {
-                        "name": slug,
-                        "endpoints": {
-                            "assertion_consumer_service": [(urls.acs_url, BINDING_POST)],
-                            "single_logout_service": [(urls.slo_url, BINDING_REDIRECT)],
-                        },
-                        "allow_unsolicited": False,
-                        "authn_requests_signed": True,
-                        "logout_requests_signed": True,
-                        "want_assertions_signed": False,
-                        "want_response_signed": False,
-                        "want_assertions_or_response_signed": True,
-                        "name_id_format": [NAMEID_EMAIL],
-                        "signing_algorithm": xmldsig.SIG_RSA_SHA256,
-                        "digest_algorithm": xmldsig.DIGEST_SHA256,
-                    }
-                },
-            }
-        )
-        yield Saml2Client(config=conf)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def sp_metadata_xml(config, slug: str) -> str:
-    from saml2.metadata import create_metadata_string
-
-    with sp_client(config, slug) as client:
-        return create_metadata_string(None, config=client.config, valid=None).decode()
-
-
-def authn_request_location(config, slug: str, *, request_id: str, relay_state: str) -> str:
-    with sp_client(config, slug) as client:
+    key_file, cert_file = _key_files(config)
+    metadata: dict[str, list[str]] = {}
+    if config.idp_metadata_xml or config.idp_x509_cert:
         idp = describe_idp(config)
-        _reqid, info = client.prepare_for_authenticate(
-            entityid=idp.entity_id,
-            relay_state=relay_state,
-            binding=BINDING_REDIRECT,
-            message_id=request_id,
-        )
-    return dict(info["headers"])["Location"]
+        metadata = {
+            "inline": [
+                idp_metadata_from_fields(idp.entity_id, idp.sso_url, idp.slo_url, idp.certificate)
+            ]
+        }
+    return SPConfig().load(
+        {
+            "entityid": urls.entity_id,
+            "xmlsec_binary": xmlsec_binary(),
+            "key_file": key_file,
+            "cert_file": cert_file,
+            "encryption_keypairs": [{"key_file": key_file, "cert_file": cert_file}],
+            "metadata": metadata,
+            "accepted_time_diff": CLOCK_SKEW_SECONDS,
+            # Signatures verify only against the configured IdP certificate, never a
+            # certificate the response carries in its own KeyInfo.
+            "only_use_keys_in_metadata": True,
+            "allow_unknown_attributes": True,
+            "service": {
+                "sp": {
+                    "name": slug,
+                    "endpoints": {
+                        "assertion_consumer_service": [(urls.acs_url, BINDING_POST)],
+                        "single_logout_service": [(urls.slo_url, BINDING_REDIRECT)],
+                    },
+                    "allow_unsolicited": False,
+                    "authn_requests_signed": True,
+                    "logout_requests_signed": True,
+                    "want_assertions_signed": False,
+                    "want_response_signed": False,
+                    "want_assertions_or_response_signed": True,
+                    "name_id_format": [NAMEID_EMAIL],
+                    "signing_algorithm": xmldsig.SIG_RSA_SHA256,
+                    "digest_algorithm": xmldsig.DIGEST_SHA256,
+                }
+            },
+        }
+    )
+
+
+def config_loader(request) -> Any:
+    """djangosaml2's `SAML_CONFIG_LOADER`: one SP per organization, never a global one. The
+    SAML views resolve the organization (and refuse unknown or disabled ones) before
+    djangosaml2 asks for the config, and leave the row on the request."""
+    org, config = request.saml_organization
+    return sp_config(config, org.slug)
 
 
 def logout_request_location(
+    sp_conf,
     config,
-    slug: str,
     *,
     name_id: str,
     name_id_format: str,
-    session_index: str | None,
     relay_state: str,
 ) -> str | None:
-    """A signed LogoutRequest to the IdP's SLO URL (HTTP-Redirect), or None when it has none."""
+    """A signed LogoutRequest to the IdP's SLO URL (HTTP-Redirect), or None when it has none.
+    (djangosaml2's LogoutInitView needs a Django cookie session holding the subject id; our
+    sessions are bearer tokens, so the request is built on the same loaded SP config.)"""
+    from saml2.client import Saml2Client
     from saml2.saml import NameID
 
     idp = describe_idp(config)
     if not idp.slo_url:
         return None
-    with sp_client(config, slug) as client:
-        request_id, request = client.create_logout_request(
-            idp.slo_url,
-            idp.entity_id,
-            name_id=NameID(format=name_id_format or NAMEID_EMAIL, text=name_id),
-            session_indexes=[session_index] if session_index else None,
-            sign=False,
-        )
-        info = client.apply_binding(
-            BINDING_REDIRECT,
-            str(request),
-            idp.slo_url,
-            relay_state,
-            sigalg=client.config.getattr("signing_algorithm", "sp"),
-            sign=True,
-        )
+    client = Saml2Client(config=sp_conf)
+    _request_id, request = client.create_logout_request(
+        idp.slo_url,
+        idp.entity_id,
+        name_id=NameID(format=name_id_format or NAMEID_EMAIL, text=name_id),
+        session_indexes=None,
+        sign=False,
+    )
+    info = client.apply_binding(
+        BINDING_REDIRECT,
+        str(request),
+        idp.slo_url,
+        relay_state,
+        sigalg=client.config.getattr("signing_algorithm", "sp"),
+        sign=True,
+    )
     return dict(info["headers"])["Location"]
 
 
-# --- Verifying a response -----------------------------------------------------------------
+# --- Reading a verified response ----------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class VerifiedAssertion:
-    assertion_id: str
-    in_response_to: str
-    name_id: str
-    name_id_format: str
-    session_index: str | None
-    not_on_or_after: dt.datetime | None
-    attributes: dict[str, list[str]]
+def email_of(name_id, attributes: Mapping[str, list]) -> str | None:
+    """The member's address: an email NameID, else the first email-like attribute."""
+    text = (getattr(name_id, "text", "") or "").strip()
+    fmt = getattr(name_id, "format", "") or ""
+    if fmt in (NAMEID_EMAIL, NAMEID_UNSPECIFIED, "") and "@" in text:
+        return text.lower()
+    lowered = {k.lower(): v for k, v in attributes.items()}
+    for name in EMAIL_ATTRIBUTES:
+        values = lowered.get(name.lower())
+        if values and "@" in str(values[0]):
+            return str(values[0]).strip().lower()
+    return None
 
-    def email(self) -> str | None:
-        if self.name_id_format in (NAMEID_EMAIL, NAMEID_UNSPECIFIED, "") and "@" in self.name_id:
-            return self.name_id.strip().lower()
-        lowered = {k.lower(): v for k, v in self.attributes.items()}
-        for name in EMAIL_ATTRIBUTES:
-            values = lowered.get(name.lower())
-            if values and "@" in str(values[0]):
-                return str(values[0]).strip().lower()
-        return None
 
-    def display_name(self) -> str:
-        lowered = {k.lower(): v for k, v in self.attributes.items()}
-        for name in NAME_ATTRIBUTES:
-            values = lowered.get(name.lower())
-            if values:
-                return str(values[0]).strip()
-        given = (lowered.get("givenname") or [""])[0]
-        surname = (lowered.get("sn") or lowered.get("surname") or [""])[0]
-        return f"{given} {surname}".strip()
+def display_name_of(attributes: Mapping[str, list]) -> str:
+    lowered = {k.lower(): v for k, v in attributes.items()}
+    for name in NAME_ATTRIBUTES:
+        values = lowered.get(name.lower())
+        if values:
+            return str(values[0]).strip()
+    given = (lowered.get("givenname") or [""])[0]
+    surname = (lowered.get("sn") or lowered.get("surname") or [""])[0]
+    return f"{given} {surname}".strip()
 
 
 def decode_response(saml_response: str) -> bytes:
@@ -494,7 +488,8 @@ def count_assertions(xml: bytes) -> int:
     )
 
 
-def _classify(exc: Exception) -> APIError:
+def classify(exc: Exception) -> APIError:
+    """Our registered code for a refusal pysaml2 (inside djangosaml2's ACS) raised."""
     from saml2.response import IncorrectlySigned, InvalidAssertion, UnsolicitedResponse
     from saml2.sigver import BadSignature, MissingKey, SignatureError, SigverError
     from saml2.validate import ResponseLifetimeExceed, ToEarly
@@ -517,59 +512,3 @@ def _classify(exc: Exception) -> APIError:
     if "not signed" in text.lower() or "signature" in text.lower():
         return APIError("SAML_SIGNATURE_INVALID")
     return APIError("SAML_RESPONSE_INVALID")
-
-
-def verify_response(
-    config, slug: str, *, saml_response: str, outstanding: Mapping[str, str]
-) -> VerifiedAssertion:
-    """Verify an IdP response: signature (xmlsec1, keys from the configured IdP only),
-    issuer, destination and recipient, audience, InResponseTo one of `outstanding`,
-    NotBefore/NotOnOrAfter, exactly one assertion. Raises APIError."""
-    xml = decode_response(saml_response)
-    if count_assertions(xml) != 1:
-        raise APIError(
-            "SAML_SIGNATURE_INVALID", "The SAML response must carry exactly one assertion."
-        )
-    # pysaml2 logs each refusal itself (logger "saml2"); the answer is the APIError.
-    with sp_client(config, slug) as client:
-        idp = describe_idp(config)
-        try:
-            response = client.parse_authn_request_response(
-                saml_response, BINDING_POST, outstanding=dict(outstanding)
-            )
-        except APIError:
-            raise
-        except Exception as exc:
-            raise _classify(exc) from exc
-    if response is None or response.assertion is None:
-        raise APIError(
-            "SAML_RESPONSE_INVALID",
-            "The SAML response is not addressed to this organization's sign-in.",
-        )
-    if response.issuer() != idp.entity_id:
-        raise APIError("SAML_SIGNATURE_INVALID", "The response comes from another issuer.")
-    if len(response.assertions) != 1:
-        raise APIError(
-            "SAML_SIGNATURE_INVALID", "The SAML response must carry exactly one assertion."
-        )
-    assertion = response.assertion
-    if response.in_response_to not in outstanding:
-        raise APIError("SAML_UNSOLICITED_RESPONSE")
-    name_id = response.name_id
-    if name_id is None or not (name_id.text or "").strip():
-        raise APIError("SAML_RESPONSE_INVALID", "The assertion names no subject.")
-    not_on_or_after = None
-    if getattr(response, "not_on_or_after", 0):
-        not_on_or_after = dt.datetime.fromtimestamp(response.not_on_or_after, dt.UTC)
-    session_index = None
-    if assertion.authn_statement:
-        session_index = assertion.authn_statement[0].session_index
-    return VerifiedAssertion(
-        assertion_id=assertion.id,
-        in_response_to=response.in_response_to,
-        name_id=name_id.text.strip(),
-        name_id_format=name_id.format or "",
-        session_index=session_index,
-        not_on_or_after=not_on_or_after,
-        attributes={k: [str(v) for v in vs] for k, vs in (response.ava or {}).items()},
-    )

@@ -168,12 +168,15 @@ def safe_redirect(value: str | None) -> str:
     return value
 
 
-def saml_login_start(*, slug: str, redirect: str | None) -> str:
-    """Record an AuthnRequest and answer the IdP URL to send the browser to."""
-    org, config = saml_enabled_config(slug=slug)
+def saml_login_prepare(*, org: Organization, redirect: str | None) -> tuple[str, str]:
+    """Record an AuthnRequest before djangosaml2 issues it: (request id, RelayState).
+
+    The RelayState is signed and names the request, so the ACS can seed djangosaml2's
+    outstanding-request cache without a cookie session. It starts with "/" because
+    djangosaml2 only relays values that pass its same-site URL check."""
     redirect = safe_redirect(redirect)
     request_id = "id-" + secrets.token_hex(20)
-    relay_state = signing.dumps(
+    relay_state = "/" + signing.dumps(
         {"o": org.pk, "q": request_id, "r": redirect}, salt=RELAY_SALT, compress=True
     )
     now = timezone.now()
@@ -186,21 +189,32 @@ def saml_login_start(*, slug: str, redirect: str | None) -> str:
         redirect=redirect,
         expires_at=now + REQUEST_TTL,
     )
-    return saml.authn_request_location(
-        config, org.slug, request_id=request_id, relay_state=relay_state
-    )
+    return request_id, relay_state
 
 
 def _read_relay_state(relay_state: str, org: Organization) -> dict[str, str]:
     try:
         data = signing.loads(
-            relay_state or "", salt=RELAY_SALT, max_age=REQUEST_TTL.total_seconds()
+            (relay_state or "").removeprefix("/"),
+            salt=RELAY_SALT,
+            max_age=REQUEST_TTL.total_seconds(),
         )
     except signing.BadSignature:
         raise APIError("SAML_RELAY_STATE_INVALID") from None
     if not isinstance(data, dict) or data.get("o") != org.pk or not data.get("q"):
         raise APIError("SAML_RELAY_STATE_INVALID")
     return data
+
+
+def saml_pending_request(*, org: Organization, relay_state: str) -> SamlAuthnRequest | None:
+    """The unexpired AuthnRequest the (signed) RelayState names; answered ones included, so
+    a replay is told apart from an unsolicited response when the assertion is burnt."""
+    relay = _read_relay_state(relay_state, org)
+    return (
+        SamlAuthnRequest.objects.for_organization(org)
+        .filter(request_id=relay["q"], expires_at__gt=timezone.now())
+        .first()
+    )
 
 
 @dataclass(frozen=True)
@@ -210,24 +224,39 @@ class SamlSignIn:
     user: User
 
 
-def saml_callback(*, slug: str, saml_response: str, relay_state: str, request=None) -> SamlSignIn:
-    """The ACS: verify the response, burn the assertion, find the member, mint a ticket."""
-    org, config = saml_enabled_config(slug=slug)
-    relay = _read_relay_state(relay_state, org)
+def saml_burn(
+    *,
+    org: Organization,
+    pending: SamlAuthnRequest,
+    assertion_id: str,
+    not_on_or_after: dt.datetime | None,
+) -> None:
+    """One sign-in per assertion and per request: a second use is a replay."""
     now = timezone.now()
-    pending = (
-        SamlAuthnRequest.objects.for_organization(org)
-        .filter(request_id=relay["q"], expires_at__gt=now)
-        .first()
-    )
-    outstanding = {pending.request_id: pending.redirect} if pending else {}
-    verified = saml.verify_response(
-        config, org.slug, saml_response=saml_response, outstanding=outstanding
-    )
-    if pending is None or verified.in_response_to != pending.request_id:
-        raise APIError("SAML_UNSOLICITED_RESPONSE")
-    _burn(org, pending, verified, now)
-    email = verified.email()
+    expires = max(not_on_or_after or now, now) + ASSERTION_MEMORY
+    try:
+        with transaction.atomic():
+            SamlConsumedAssertion.objects.for_organization(org).filter(expires_at__lt=now).delete()
+            SamlConsumedAssertion.objects.for_organization(org).create(
+                organization=org,
+                assertion_id=assertion_id[:256],
+                expires_at=expires,
+            )
+            burned = (
+                SamlAuthnRequest.objects.for_organization(org)
+                .filter(pk=pending.pk, consumed_at=None)
+                .update(consumed_at=now)
+            )
+            if burned != 1:
+                raise IntegrityError("request already answered")
+    except IntegrityError:
+        raise APIError("SAML_ASSERTION_REPLAYED") from None
+
+
+def saml_member(
+    *, org: Organization, email: str | None, name_id: str, request=None
+) -> tuple[User, Membership]:
+    """The active member the assertion names, or 403 SAML_USER_NOT_IN_ORG (audited)."""
     user = User.objects.filter(email__iexact=email).first() if email else None
     membership = (
         Membership.objects.for_organization(org).filter(user=user).first() if user else None
@@ -238,24 +267,40 @@ def saml_callback(*, slug: str, saml_response: str, relay_state: str, request=No
             organization=org,
             actor_type="system",
             request=request,
-            metadata={"reason": "user_not_in_org", "name_id": verified.name_id[:200]},
+            metadata={"reason": "user_not_in_org", "name_id": name_id[:200]},
         )
         raise APIError("SAML_USER_NOT_IN_ORG")
+    return user, membership
+
+
+def saml_sign_in(
+    *,
+    org: Organization,
+    pending: SamlAuthnRequest,
+    user: User,
+    membership: Membership,
+    name_id: str,
+    name_id_format: str,
+    display_name: str,
+    assertion_id: str,
+    request=None,
+) -> SamlSignIn:
+    """Link (first time: provision) the member and mint the dashboard's one-time ticket."""
+    now = timezone.now()
     with transaction.atomic():
         link, created = SamlUserLink.objects.for_organization(org).get_or_create(
             organization=org,
             user=user,
             defaults={
-                "name_id": verified.name_id,
-                "name_id_format": verified.name_id_format,
+                "name_id": name_id,
+                "name_id_format": name_id_format,
                 "last_login_at": now,
             },
         )
         if created:
             # First SAML sign-in of an invited member: the IdP's name fills an empty one.
-            name = verified.display_name()
-            if name and not user.name:
-                user.name = name[:200]
+            if display_name and not user.name:
+                user.name = display_name[:200]
                 user.save(update_fields=["name"])
             audit_record(
                 action="saml.user_provisioned",
@@ -267,7 +312,7 @@ def saml_callback(*, slug: str, saml_response: str, relay_state: str, request=No
                 metadata={"role": membership.role},
             )
         else:
-            link.name_id, link.name_id_format = verified.name_id, verified.name_id_format
+            link.name_id, link.name_id_format = name_id, name_id_format
             link.last_login_at = now
             link.save(update_fields=["name_id", "name_id_format", "last_login_at"])
         SsoTicket.objects.for_organization(org).filter(
@@ -288,33 +333,9 @@ def saml_callback(*, slug: str, saml_response: str, relay_state: str, request=No
             actor_id=user.pk,
             target=user,
             request=request,
-            metadata={"assertion_id": verified.assertion_id[:100]},
+            metadata={"assertion_id": assertion_id[:100]},
         )
     return SamlSignIn(ticket=raw, redirect=pending.redirect, user=user)
-
-
-def _burn(
-    org: Organization, pending: SamlAuthnRequest, verified: saml.VerifiedAssertion, now: dt.datetime
-) -> None:
-    """One sign-in per assertion and per request: a second use is a replay."""
-    expires = max(verified.not_on_or_after or now, now) + ASSERTION_MEMORY
-    try:
-        with transaction.atomic():
-            SamlConsumedAssertion.objects.for_organization(org).filter(expires_at__lt=now).delete()
-            SamlConsumedAssertion.objects.for_organization(org).create(
-                organization=org,
-                assertion_id=verified.assertion_id[:256],
-                expires_at=expires,
-            )
-            burned = (
-                SamlAuthnRequest.objects.for_organization(org)
-                .filter(pk=pending.pk, consumed_at=None)
-                .update(consumed_at=now)
-            )
-            if burned != 1:
-                raise IntegrityError("request already answered")
-    except IntegrityError:
-        raise APIError("SAML_ASSERTION_REPLAYED") from None
 
 
 def sso_ticket_exchange(
@@ -379,11 +400,10 @@ def saml_logout(
     if config is None or not name_id:
         return None
     return saml.logout_request_location(
+        saml.sp_config(config, org.slug),
         config,
-        org.slug,
         name_id=name_id,
         name_id_format=name_id_format,
-        session_index=None,
         relay_state="logout",
     )
 

@@ -4,6 +4,7 @@
     Authorization: Bearer <OAuth access token>
     {"contentMessage": {"text": "..."}}
     or {"contentMessage": {"richCard": {"standaloneCard": {...cardContent with media...}}}}
+    or {"contentMessage": <metadata.rcs_content>} (a carousel built by messaging/rcs)
 
 The answer is the AgentMessage, `name` = `phones/{msisdn}/agentMessages/{messageId}`; its
 messageId is kept as the provider message id (the delivery receipts carry it). `messageId`
@@ -46,6 +47,10 @@ def rcs_message_id(message) -> str:
 
 
 def build_payload(message) -> dict[str, Any]:
+    rich = (message.metadata or {}).get("rcs_content")
+    if isinstance(rich, dict) and rich:
+        # Built by the rcs family (a carousel of commerce/send-catalog).
+        return {"contentMessage": rich}
     if message.media_urls:
         content: dict[str, Any] = {"media": {"height": "MEDIUM", "contentInfo": {
             "fileUrl": message.media_urls[0], "forceRefresh": False}}}

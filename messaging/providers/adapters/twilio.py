@@ -1,9 +1,14 @@
-"""Twilio's REST API: SMS and MMS through Messages, voice (text to speech) through Calls.
+"""Twilio's REST API: SMS and MMS through Messages, voice (text to speech) and flash calls
+through Calls.
 
     POST {base}/2010-04-01/Accounts/{AccountSid}/Messages.json
         form: To, From (or MessagingServiceSid), Body, MediaUrl (repeated), StatusCallback
     POST {base}/2010-04-01/Accounts/{AccountSid}/Calls.json
         form: To, From, Twiml=<Response><Say>text</Say></Response>, StatusCallback
+    flash call: To, From=<flashcall_prefix><code>, Twiml=<Response><Hangup/></Response>,
+        Timeout (seconds it rings, config `flashcall_timeout`, default 10): a missed call
+        whose caller id ends with the code (the message body). The prefix is a number
+        range the account may call from (config `flashcall_prefix`, or the message's from).
 
 HTTP Basic authentication with AccountSid:AuthToken (or an API key SID and secret). The
 answer carries `sid` and `status` (`queued`, `accepted`, `scheduled`, `sending`, `sent`,
@@ -11,7 +16,8 @@ answer carries `sid` and `status` (`queued`, `accepted`, `scheduled`, `sending`,
 `message`, which become the message's error_code / error_message.
 
 Account: config `account_sid` (required), `from` (default sender), optional
-`messaging_service_sid`, `voice` and `status_callback_url`; credentials `auth_token`, or
+`messaging_service_sid`, `voice`, `flashcall_prefix`, `flashcall_timeout` and
+`status_callback_url`; credentials `auth_token`, or
 `api_key_sid` + `api_key_secret`.
 """
 
@@ -31,6 +37,8 @@ DEFAULT_BASE_URL = "https://api.twilio.com"
 _QUEUED = frozenset({"queued", "accepted", "scheduled", "initiated", "ringing", "receiving"})
 _SENT = frozenset({"sending", "sent", "in-progress", "delivered", "read", "completed"})
 _FAILED = frozenset({"failed", "undelivered", "canceled", "busy", "no-answer"})
+_CALLS = frozenset({"voice", "flashcall"})
+FLASHCALL_TIMEOUT = 10
 
 
 def basic_auth(account) -> str:
@@ -55,13 +63,13 @@ def say_twiml(text: str, *, voice: str | None = None, language: str | None = Non
 
 class TwilioProvider:
     name = NAME
-    channels = frozenset({"sms", "mms", "voice"})
+    channels = frozenset({"sms", "mms", "voice", "flashcall"})
 
     def send(self, message, account) -> SendResult:
         account = common.require_account(account, NAME)
         account_sid = common.setting(account, "account_sid", provider=NAME)
         root = common.base_url(account, DEFAULT_BASE_URL)
-        resource = "Calls.json" if message.channel == "voice" else "Messages.json"
+        resource = "Calls.json" if message.channel in _CALLS else "Messages.json"
         url = f"{root}/2010-04-01/Accounts/{quote(account_sid, safe='')}/{resource}"
         form = self._form(message, account)
         response = common.call(
@@ -85,6 +93,8 @@ class TwilioProvider:
         return SendResult(provider_message_id=sid, status="sent" if status in _SENT else "queued")
 
     def _form(self, message, account) -> list[tuple[str, str]]:
+        if message.channel == "flashcall":
+            return self._flashcall_form(message, account)
         form: list[tuple[str, str]] = [("To", message.to)]
         sender = message.from_ or account.setting("from")
         service_sid = account.setting("messaging_service_sid")
@@ -102,6 +112,22 @@ class TwilioProvider:
             if message.body:
                 form.append(("Body", message.body))
             form.extend(("MediaUrl", url) for url in (message.media_urls or []))
+        callback = status_callback_url(account, NAME, message)
+        if callback:
+            form.append(("StatusCallback", callback))
+        return form
+
+    def _flashcall_form(self, message, account) -> list[tuple[str, str]]:
+        prefix = message.from_ or account.setting("flashcall_prefix")
+        if not prefix:
+            raise ProviderError("No flash call range: set the account's `flashcall_prefix`.",
+                                retryable=False, code=common.MISCONFIGURED)
+        try:
+            timeout = int(account.setting("flashcall_timeout") or FLASHCALL_TIMEOUT)
+        except (TypeError, ValueError):
+            timeout = FLASHCALL_TIMEOUT
+        form = [("To", message.to), ("From", f"{prefix}{message.body}"),
+                ("Twiml", "<Response><Hangup/></Response>"), ("Timeout", str(timeout))]
         callback = status_callback_url(account, NAME, message)
         if callback:
             form.append(("StatusCallback", callback))

@@ -5,6 +5,11 @@
      "type": "text", "text": {"body": "..."}}
     type "template": {"name", "language": {"code"}, "components": [...]}
     type "image" | "video" | "audio" | "document": {"link": url, "caption"?}
+    type "interactive": metadata["whatsapp"]["interactive"] as is (buttons, list, product,
+                        product_list, flow); a marketing template (metadata["whatsapp"]
+                        ["endpoint"] == "marketing_messages") goes to
+                        POST .../{phone_number_id}/marketing_messages with
+                        `biz_opaque_callback_data` (the tracking id)
 
 The answer's `messages[0].id` (a `wamid.`) is the provider message id; the message is
 `accepted` (queued): sent / delivered / read arrive through the status webhook. A refusal
@@ -57,9 +62,21 @@ def template_components(variables: Any) -> list[dict[str, Any]]:
     return [{"type": "body", "parameters": params}]
 
 
+def _whatsapp_extras(message) -> dict[str, Any]:
+    extras = (getattr(message, "metadata", None) or {}).get("whatsapp")
+    return extras if isinstance(extras, dict) else {}
+
+
 def build_payload(message) -> dict[str, Any]:
     payload: dict[str, Any] = {"messaging_product": "whatsapp", "recipient_type": "individual",
                                "to": message.to.lstrip("+")}
+    extras = _whatsapp_extras(message)
+    if isinstance(extras.get("interactive"), dict):
+        # Buttons, list menus, products and flows (messaging/whatsapp/services/sends.py).
+        payload.update(type="interactive", interactive=extras["interactive"])
+        return payload
+    if extras.get("biz_opaque_callback_data"):
+        payload["biz_opaque_callback_data"] = extras["biz_opaque_callback_data"]
     if message.template_name:
         template: dict[str, Any] = {"name": message.template_name,
                                     "language": {"code": message.language or "en_US"}}
@@ -92,7 +109,12 @@ class WhatsAppCloudProvider:
         token = common.secret(account, "access_token", provider=NAME)
         version = account.setting("api_version") or DEFAULT_API_VERSION
         root = common.base_url(account, DEFAULT_BASE_URL)
-        url = f"{root}/{quote(version, safe='')}/{quote(str(phone_number_id), safe='')}/messages"
+        # Marketing templates go to the Marketing Messages API's endpoint.
+        endpoint = ("marketing_messages"
+                    if _whatsapp_extras(message).get("endpoint") == "marketing_messages"
+                    else "messages")
+        url = (f"{root}/{quote(version, safe='')}/{quote(str(phone_number_id), safe='')}"
+               f"/{endpoint}")
         response = common.call(
             NAME, "POST", url, content=json.dumps(build_payload(message)).encode(),
             headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},

@@ -30,13 +30,16 @@ class ProviderAccountWriteSerializer(serializers.Serializer):
         help_text="Secrets, stored encrypted and never returned. twilio: auth_token (or "
                   "api_key_sid + api_key_secret); whatsapp_cloud: access_token (app_secret "
                   "for webhook signatures); rcs_business: access_token or service_account "
-                  "(the JSON key); smtp: password (username may go in config). Omitted on a "
+                  "(the JSON key); smtp: password (username may go in config); vonage: api_key + "
+                  "api_secret; telegram_gateway: access_token. Omitted on a "
                   "replace with the same provider: the stored credentials are kept.")
     config = serializers.DictField(
         required=False, default=dict,
-        help_text="twilio: account_sid, from, messaging_service_sid, voice; whatsapp_cloud: "
+        help_text="twilio: account_sid, from, messaging_service_sid, voice, "
+                  "flashcall_prefix (the caller id range of flash calls); whatsapp_cloud: "
                   "phone_number_id, waba_id, api_version; rcs_business: agent_id; smtp: host, "
-                  "port, use_tls, use_ssl, from, username, timeout. Any provider: "
+                  "port, use_tls, use_ssl, from, username, timeout; vonage: from (the Viber "
+                  "service id); telegram_gateway: sender_username. Any provider: "
                   "status_callback_url.")
     base_url = serializers.URLField(
         required=False, allow_blank=True, allow_null=True, max_length=2048,

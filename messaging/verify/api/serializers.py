@@ -37,6 +37,9 @@ class _OptionsSerializer(serializers.Serializer):
                                                "fall back on failure or no receipt.")
     template_variables = serializers.DictField(child=serializers.CharField(max_length=500),
                                                required=False)
+    link_url = serializers.CharField(required=False, allow_null=True, max_length=1500,
+                                     help_text="magic_link: the page the link opens; "
+                                               "`token=...` is added to its query.")
 
     def validate_template_variables(self, value):
         if len(value) > 32:
@@ -49,7 +52,8 @@ class _OptionsSerializer(serializers.Serializer):
             channel=data.get("channel"), code_length=data.get("code_length"),
             max_attempts=data.get("max_attempts"), profile_id=data.get("profile_id"),
             locale=data.get("locale"), fallback=list(data.get("fallback") or []),
-            template_variables=dict(data.get("template_variables") or {}), **extra)
+            template_variables=dict(data.get("template_variables") or {}),
+            link_url=data.get("link_url"), **extra)
 
 
 class SendSerializer(_OptionsSerializer):
@@ -76,13 +80,19 @@ class CheckSerializer(serializers.Serializer):
     to = serializers.CharField(required=False, max_length=320,
                                help_text="Instead of verification_id: the recipient's latest "
                                          "verification.")
-    code = serializers.RegexField(r"^[0-9]{4,8}$", max_length=8,
+    code = serializers.RegexField(r"^[0-9]{4,8}$", max_length=8, required=False,
                                   error_messages={"invalid": "The code is 4-8 digits."})
+    token = serializers.CharField(required=False, max_length=512,
+                                  help_text="Instead of an id and code: a magic link's token.")
 
     def validate(self, attrs):
+        if attrs.get("token"):
+            return attrs
         if not attrs.get("verification_id") and not attrs.get("to"):
             raise serializers.ValidationError({"verification_id": "verification_id (or to) "
                                                                   "is required."})
+        if not attrs.get("code"):
+            raise serializers.ValidationError({"code": "code (or token) is required."})
         return attrs
 
 
@@ -168,10 +178,13 @@ class FactorVerifySerializer(serializers.Serializer):
 
 
 class SendResultSerializer(VerificationSerializer):
-    test_code = serializers.CharField(required=False, help_text="Test mode only: the code.")
+    test_code = serializers.CharField(required=False, help_text="Test mode only: the code "
+                                                                "(magic_link: the token).")
+    test_link = serializers.CharField(required=False,
+                                      help_text="Test mode, magic_link only: the link.")
 
     class Meta(VerificationSerializer.Meta):
-        fields = [*VerificationSerializer.Meta.fields, "test_code"]
+        fields = [*VerificationSerializer.Meta.fields, "test_code", "test_link"]
 
 
 class CheckResultSerializer(VerificationSerializer):
@@ -192,6 +205,7 @@ class _BulkRowSerializer(serializers.Serializer):
     verification_id = serializers.CharField(required=False)
     channel = serializers.CharField(required=False)
     test_code = serializers.CharField(required=False)
+    test_link = serializers.CharField(required=False)
     error = _RowErrorSerializer(required=False)
 
 

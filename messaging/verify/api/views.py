@@ -22,10 +22,16 @@ READ, WRITE = "verify:read", "verify:write"
 TOTP_VERIFY_PER_MINUTE = 10
 
 _SEND_DESCRIPTION = (
-    "Issue a one-time code: 201 `{verification_id, status: sent, channel, ...}`; in test mode "
-    "the code is answered as `test_code` (never in live mode). Channels: sms, whatsapp, "
-    "voice (a call reading the digits), email, rcs, viber, telegram, flashcall (the code is "
-    "the trailing digits of the caller id); `fallback` lists channels tried after it (one "
+    "Issue a one-time code: 201 `{verification_id, status: pending, channel, ...}`; the "
+    "status moves to `sent` when the message is handed to the carrier and to `failed` when "
+    "its delivery (and every fallback) fails. In test mode the code is answered as "
+    "`test_code` (never in live mode). Channels, each through the messaging pipeline: sms, "
+    "whatsapp, voice (a call reading the digits), email, rcs, viber, telegram (Telegram "
+    "Gateway), flashcall (a missed call: the code is the trailing digits of the caller id); "
+    "`magic_link` with `link_url`: a signed single-use link (`link_url?token=...`) by email "
+    "for an address or sms for a phone, checked with `POST /verify/check {token}` (test "
+    "mode: `test_link`, and the token as `test_code`); `fallback` lists channels tried "
+    "after it (one "
     "without a provider is skipped: rcs then sms works without RCS). A live channel with no "
     "provider: 503 PROVIDER_NOT_WIRED. `sna` (alias `silent`) with `device_token`: the "
     "network confirms the number and the answer is `verified` (or `failed`), no code; "
@@ -36,7 +42,8 @@ _SEND_DESCRIPTION = (
     "VERIFY_PREFIX_LIMIT (1000 per destination prefix per hour), 403 VERIFY_PREFIX_BLOCKED "
     "(a prefix with 30+ settled sends in 24 h converting below 20%); operators override "
     "them per organization. Recipient errors: 422 INVALID_PHONE_NUMBER / INVALID_EMAIL. "
-    "Events: verification.sent, verification.verified, verification.failed, "
+    "Events: verification.pending, verification.sent, verification.verified, "
+    "verification.failed, "
     "verification.expired, verification.canceled."
 )
 
@@ -46,6 +53,8 @@ def _outcome_data(outcome: services.Outcome) -> dict:
             **represent(s.VerificationSerializer, outcome.verification)}
     if outcome.test_code is not None:
         data["test_code"] = outcome.test_code
+    if outcome.test_link is not None:
+        data["test_link"] = outcome.test_link
     return data
 
 
@@ -131,6 +140,8 @@ class BulkView(PlatformAPIView):
                        "channel": outcome.verification.channel}
                 if outcome.test_code is not None:
                     row["test_code"] = outcome.test_code
+                if outcome.test_link is not None:
+                    row["test_link"] = outcome.test_link
             else:
                 row = {"recipient": outcome.recipient, "status": "failed",
                        "error": {"code": outcome.error.code,
@@ -150,7 +161,9 @@ class CheckView(PlatformAPIView):
     idempotent_posts = False
 
     @extend_schema(request=s.CheckSerializer, responses=s.CheckResultSerializer, description=(
-        "Check a code: 200 `{valid, status, ...}`. A wrong code counts an attempt "
+        "Check a code (`verification_id` or `to`, and `code`), or a magic link (`token`, "
+        "the link's token parameter; a forged or altered one answers 400 "
+        "VERIFY_LINK_INVALID): 200 `{valid, status, ...}`. A wrong code counts an attempt "
         "(`valid: false`); the last one fails the verification. A verified, expired, failed "
         "or canceled verification answers 409 VERIFICATION_ALREADY_VERIFIED, 410 "
         "VERIFICATION_EXPIRED, 409 VERIFICATION_MAX_ATTEMPTS or 409 VERIFICATION_CANCELED."))
@@ -161,8 +174,8 @@ class CheckView(PlatformAPIView):
             to = to.strip().lower() if "@" in to else services.normalize_recipient(
                 "sms", to, country=self.organization.default_country)
         verification, valid = services.verification_check(
-            organization=self.organization, code=body["code"],
-            verification_id=body.get("verification_id"), to=to)
+            organization=self.organization, code=body.get("code"),
+            verification_id=body.get("verification_id"), to=to, token=body.get("token"))
         return Response({**represent(s.VerificationSerializer, verification), "valid": valid})
 
 

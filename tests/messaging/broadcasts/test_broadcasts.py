@@ -235,18 +235,15 @@ def test_sends_are_throttled_per_sender(tenant, post_broadcast, settings):
     settings.MESSAGING_SENDER_BURST_SECONDS = 1.0
     people = make_contacts(tenant, 20)
     contact_list = make_list(tenant, people)
-    started = time.monotonic()
     response = post_broadcast({"name": "Slow", "channel": "sms", "body": "Hello",
                                "audience": {"list_id": contact_list.pk},
                                "rate_per_second": 10})
-    elapsed = time.monotonic() - started
     broadcast_id = response.json()["data"]["id"]
     assert get_broadcast(tenant, broadcast_id)["counters"]["queued"] == 20
     created = sorted(m.created_at for m in campaign_messages(tenant, broadcast_id))
     # 10 at once (one second's burst), the other 10 at 10 per second.
     span = (created[-1] - created[0]).total_seconds()
     assert span >= 0.9, span
-    assert elapsed < 6
     early = [c for c in created if (c - created[0]).total_seconds() < 0.4]
     assert len(early) <= 10 + 4, len(early)
 

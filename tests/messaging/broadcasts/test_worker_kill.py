@@ -111,7 +111,7 @@ def test_broadcast_of_10000_survives_a_killed_worker(tenant, tmp_path, monkeypat
         assert response.status_code == 202, response.content
         broadcast_id = response.json()["data"]["id"]
 
-        _wait(lambda: _broadcast(tenant, broadcast_id).queued >= KILL_AFTER, 180, first,
+        _wait(lambda: _broadcast(tenant, broadcast_id).queued >= KILL_AFTER, 600, first,
               f"{KILL_AFTER} queued messages")
         first.kill()  # SIGKILL mid-broadcast
         at_kill = _broadcast(tenant, broadcast_id)

@@ -10,6 +10,11 @@ One threaded HTTP server answers, by path:
 - RCS `POST /v1/phones/{msisdn}/agentMessages?messageId=&agentId=`: Bearer token, JSON
   `contentMessage`; 200 with the AgentMessage `name`, 404 NOT_FOUND for a number without
   RCS, 409 ALREADY_EXISTS for a repeated messageId.
+- Vonage Messages `POST /v1/messages` (Viber): HTTP Basic api_key:api_secret, JSON with
+  `channel: viber_service`; 202 `message_uuid`, or an RFC 7807 problem (422 for
+  `VIBER_UNREACHABLE`).
+- Telegram Gateway `POST /sendVerificationMessage`: Bearer token, JSON `phone_number` and
+  `code`; `{"ok": true, "result": {"request_id"}}`, or `{"ok": false, "error"}`.
 - Google OAuth `POST /token`: a JWT-bearer grant whose RS256 assertion is verified with the
   service account's public key.
 
@@ -42,6 +47,10 @@ RCS_TOKEN = "ya29.rcs-access-token"
 INVALID_TO = "+15005550001"      # Twilio: not a valid phone number (21211)
 WA_NOT_ALLOWED = "+14155550177"  # WhatsApp: recipient not in the allowed list (131030)
 RCS_NO_RCS = "+14155550188"      # RCS: the number cannot receive RCS (404 NOT_FOUND)
+VONAGE_KEY, VONAGE_SECRET = "vonage-key", "vonage-secret"
+VIBER_UNREACHABLE = "+14155550166"  # Vonage: the number has no Viber (1150)
+TELEGRAM_TOKEN = "AAH-telegram-gateway-token"
+TELEGRAM_NO_ACCOUNT = "+14155550155"  # Telegram Gateway: PHONE_NUMBER_NOT_FOUND
 
 
 @dataclass
@@ -141,6 +150,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self._rcs(seen, fake)
         if parts.path == "/token":
             return self._token(seen, fake)
+        if parts.path == "/v1/messages":
+            return self._vonage(seen)
+        if parts.path == "/sendVerificationMessage":
+            return self._telegram(seen)
         self._answer(404, {"error": "no such route"})
 
     # --- Twilio --------------------------------------------------------------------------
@@ -184,6 +197,34 @@ class _Handler(BaseHTTPRequestHandler):
             "from": form.get("From", [None])[0], "body": form.get("Body", [""])[0],
             "num_media": str(len(form.get("MediaUrl", []))), "error_code": None,
             "error_message": None, "account_sid": TWILIO_SID})
+
+    # --- Vonage Messages API (Viber) --------------------------------------------------------
+    def _vonage(self, seen: Seen) -> None:
+        if _basic(seen.headers.get("Authorization")) != (VONAGE_KEY, VONAGE_SECRET):
+            return self._answer(401, {"type": "https://developer.vonage.com/api-errors#unauthorized",
+                                      "title": "Unauthorized", "detail": "Bad credentials."})
+        payload = json.loads(seen.body or b"{}")
+        if payload.get("channel") != "viber_service" or not payload.get("text"):
+            return self._answer(422, {"type": "https://developer.vonage.com/api-errors/messages#1000",
+                                      "title": "Invalid params", "detail": "Bad payload."})
+        if "+" + str(payload.get("to")) == VIBER_UNREACHABLE:
+            return self._answer(422, {"type": "https://developer.vonage.com/api-errors/messages#1150",
+                                      "title": "Invalid params",
+                                      "detail": "The recipient has no Viber account."})
+        return self._answer(202, {"message_uuid": str(uuid.uuid4())})
+
+    # --- Telegram Gateway ----------------------------------------------------------------
+    def _telegram(self, seen: Seen) -> None:
+        if seen.headers.get("Authorization") != f"Bearer {TELEGRAM_TOKEN}":
+            return self._answer(401, {"ok": False, "error": "ACCESS_TOKEN_INVALID"})
+        payload = json.loads(seen.body or b"{}")
+        if not re.fullmatch(r"[0-9]{4,8}", str(payload.get("code") or "")):
+            return self._answer(400, {"ok": False, "error": "CODE_INVALID"})
+        if payload.get("phone_number") == TELEGRAM_NO_ACCOUNT:
+            return self._answer(400, {"ok": False, "error": "PHONE_NUMBER_NOT_FOUND"})
+        return self._answer(200, {"ok": True, "result": {
+            "request_id": uuid.uuid4().hex, "phone_number": payload["phone_number"],
+            "request_cost": 0.01, "delivery_status": {"status": "sent"}}})
 
     # --- WhatsApp Cloud API --------------------------------------------------------------
     def _whatsapp(self, seen: Seen) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -38,7 +36,9 @@ def test_all_sent_is_201_in_submission_order_deduplicated(bulk, tenant):
     with tenant_context(tenant.org):
         assert Verification.objects.count() == 2
         assert Message.objects.filter(status="delivered").count() == 2
-    assert len(verify_events(tenant.org)) == 2
+    # Each: pending at the send, sent from its message's status event.
+    assert sorted(e.type for e in verify_events(tenant.org)) == [
+        "verification.pending"] * 2 + ["verification.sent"] * 2
 
 
 def test_partial_is_207_with_invalid_recipient_rows(bulk):
@@ -108,19 +108,16 @@ def test_a_thousand_recipients_in_bulk_statements(tenant):
     """1,000 recipients in one request: the verifications and their events are one INSERT
     each, the only per-recipient statement is the messaging pipeline's own message INSERT.
     The 5 s target is measured by `make bench` (verify_bulk_1000, production-style server);
-    here the bound is 10 s, wide enough for a loaded test machine and still far below what a
-    statement per row in verify (or an N+1) would take."""
+    here the statement count is the guard (a statement per row in verify, or an N+1, fails
+    it), not a clock."""
     area_codes = (201, 202, 203, 205, 206, 207, 208, 209, 210, 212)
     recipients = [f"+1{area_codes[i // 100]}555{i:04d}" for i in range(1000)]
     client = tenant.client()
     with CaptureQueriesContext(connection) as queries:
-        started = time.perf_counter()
         response = client.post("/api/v1/verify/bulk", {"recipients": recipients},
                                format="json")
-        elapsed = time.perf_counter() - started
     assert response.status_code == 201, response.content[:500]
     assert response.json()["data"]["sent"] == 1000
-    assert elapsed < 10.0, elapsed
     # One INSERT per message (the pipeline's own), the rest in bulk statements.
     assert len(queries) < 1000 + 40, len(queries)
     verification_inserts = [q for q in queries.captured_queries

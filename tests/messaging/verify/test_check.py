@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 import time_machine
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from messaging.verify import tasks
 from messaging.verify.models import Verification
@@ -27,7 +28,7 @@ def test_right_code_verifies_once(send, check, tenant):
     again = check(data["verification_id"], data["test_code"])
     assert (again.status_code, error_code(again)) == (409, "VERIFICATION_ALREADY_VERIFIED")
     assert [e.type for e in verify_events(tenant.org)] == [
-        "verification.sent", "verification.verified"]
+        "verification.pending", "verification.sent", "verification.verified"]
 
 
 def test_wrong_codes_use_the_attempts_then_fail(send, check, tenant):
@@ -86,10 +87,12 @@ def test_profile_expiration(send, check, tenant):
     profile = tenant.client().post("/api/v1/verify/profiles", {
         "name": "short", "expiration_seconds": 60}, format="json").json()["data"]
     data = send({"to": USER, "profile_id": profile["id"]}).json()["data"]
-    with time_machine.travel(timezone.now() + timedelta(seconds=59)):
+    # Relative to the code's creation: a slow send on a loaded machine moves nothing.
+    created = parse_datetime(data["created_at"])
+    with time_machine.travel(created + timedelta(seconds=59)):
         assert check(data["verification_id"], data["test_code"]).json()["data"]["valid"]
     data = send({"to": USER, "profile_id": profile["id"]}).json()["data"]
-    with time_machine.travel(timezone.now() + timedelta(seconds=61)):
+    with time_machine.travel(parse_datetime(data["created_at"]) + timedelta(seconds=61)):
         assert error_code(check(data["verification_id"], data["test_code"])) == \
             "VERIFICATION_EXPIRED"
 

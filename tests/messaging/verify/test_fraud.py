@@ -8,7 +8,8 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from messaging.verify.models import Status, Verification, VerifySettings
+from messaging.verify.fraud import bucket_start
+from messaging.verify.models import Status, Verification, VerifyPrefixBucket, VerifySettings
 from platform_core.tenancy.context import tenant_context
 
 from .conftest import USER, error_code
@@ -50,6 +51,10 @@ def _history(tenant, prefix_number: str, *, sent: int, verified: int, hours_ago:
             for i in range(sent)]
     with tenant_context(tenant.org):
         Verification.objects.bulk_create(rows)
+    # The guard reads the rollup the sends and checks keep (5-minute buckets).
+    VerifyPrefixBucket.objects.create(organization=tenant.org, prefix=prefix_number[:5],
+                                      bucket_start=bucket_start(at), sent=sent,
+                                      verified=verified)
 
 
 def test_collapsed_conversion_blocks_the_prefix(send, tenant):
@@ -94,3 +99,44 @@ def test_settings_change_the_defaults(send, settings):
     send({"to": USER})
     send({"to": USER})
     assert error_code(send({"to": USER})) == "VERIFY_RECIPIENT_LIMIT"
+
+
+def test_sends_and_checks_keep_the_prefix_rollup(send, check, post, tenant):
+    first = send({"to": USER}).json()["data"]
+    send({"to": "+14155550124"})
+    post("bulk", {"recipients": ["+14155550125", "+12125550100"]})
+    check(first["verification_id"], first["test_code"])
+    buckets = {b.prefix: (b.sent, b.verified) for b in VerifyPrefixBucket.objects.filter(
+        organization=tenant.org)}
+    assert buckets == {"+1415": (3, 1), "+1212": (1, 0)}
+
+
+def test_the_guard_reads_the_rollup_not_the_rows(tenant):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from messaging.verify import fraud
+
+    _history(tenant, "+1415555", sent=40, verified=30)
+    with CaptureQueriesContext(connection) as queries:
+        refused = fraud.check_many(tenant.org, [(USER, "+1415")])
+    assert refused == {}
+    sqls = [q["sql"] for q in queries.captured_queries]
+    assert not [sql for sql in sqls if "destination_prefix" in sql]
+    assert len([sql for sql in sqls if "verify_verifyprefixbucket" in sql]) == 1
+    assert len(queries) <= 3  # settings, the recipient's rows, the prefix buckets
+
+
+def test_prefix_window_counts_buckets_and_old_buckets_are_pruned(send, tenant):
+    from messaging.verify import fraud
+
+    VerifySettings.objects.create(organization=tenant.org, prefix_limit=2)
+    send({"to": USER})
+    send({"to": "+14155550124"})
+    assert error_code(send({"to": "+14155550125"})) == "VERIFY_PREFIX_LIMIT"
+    with time_machine.travel(timezone.now() + timedelta(minutes=66)):
+        assert send({"to": "+14155550125"}).status_code == 201
+    assert VerifyPrefixBucket.objects.count() == 2
+    with time_machine.travel(timezone.now() + timedelta(days=2)):
+        assert fraud.prune_buckets() == 2
+    assert not VerifyPrefixBucket.objects.exists()

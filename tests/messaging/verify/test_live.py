@@ -32,7 +32,7 @@ def test_live_send_never_reveals_the_code(live, fake, post, caplog):
     assert response.status_code == 201, response.content
     data = response.json()["data"]
     assert "test_code" not in data
-    assert data["status"] == "sent"
+    assert data["status"] == "pending"
     code, form = _sent_code(fake)
     assert (form["To"], form["From"]) == (USER, "+14155550100")
     assert code not in response.content.decode()
@@ -55,7 +55,7 @@ def test_live_send_never_reveals_the_code(live, fake, post, caplog):
         message = Message.objects.get(pk=message_id)
         events = list(Event.objects.all())
     assert (message.status, message.secret_body) == ("queued", None)  # Twilio accepted it
-    assert {"message.queued", "verification.sent"} <= {e.type for e in events}
+    assert {"message.queued", "verification.pending"} <= {e.type for e in events}
     assert all(code not in str(e.data) for e in events)
     logged = [r.getMessage() + str(r.args) for r in caplog.records]
     assert logged

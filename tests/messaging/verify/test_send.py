@@ -25,7 +25,8 @@ def test_send_answers_201_with_the_test_code_and_stores_only_a_hash(send, tenant
     assert response.status_code == 201, response.content
     data = response.json()["data"]
     assert data["verification_id"].startswith("ver_")
-    assert (data["status"], data["channel"], data["to"]) == ("sent", "sms", USER)
+    # Stored pending; the message's status event moves it to sent.
+    assert (data["status"], data["channel"], data["to"]) == ("pending", "sms", USER)
     assert data["code_length"] == 6
     assert data["max_attempts"] == 3
     code = data["test_code"]
@@ -44,18 +45,27 @@ def test_send_answers_201_with_the_test_code_and_stores_only_a_hash(send, tenant
     # Stored readable with the code masked; the real text is gone once sent.
     assert message.body == sandbox_sent[message.pk].replace(code, MASK)
     assert message.secret_body is None
-    assert [e.type for e in verify_events(tenant.org)] == ["verification.sent"]
+    assert [e.type for e in verify_events(tenant.org)] == ["verification.pending",
+                                                           "verification.sent"]
+    assert tenant.client().get(f"/api/v1/verify/{data['verification_id']}").json()[
+        "data"]["status"] == "sent"
     assert "code" not in str(verify_events(tenant.org)[0].data.get("test_code", ""))
 
 
-@pytest.mark.parametrize("channel", ["sms", "whatsapp", "voice", "rcs"])
-def test_pipeline_channels_in_test_mode(send, tenant, channel):
+@pytest.mark.parametrize("channel", ["sms", "whatsapp", "voice", "rcs", "viber", "telegram",
+                                     "flashcall"])
+def test_pipeline_channels_in_test_mode(send, post, tenant, channel):
     data = send({"to": USER, "channel": channel}).json()["data"]
     assert data["channel"] == channel
-    assert data["status"] == "sent"
+    assert data["status"] == "pending"
     message = _message(tenant, data["message_id"])
-    assert message.channel == channel
+    assert (message.channel, message.provider) == (channel, "sandbox")
     assert message.status == "delivered"
+    read = tenant.client().get(f"/api/v1/verify/{data['verification_id']}").json()["data"]
+    assert (read["status"], read["message_id"]) == ("sent", message.pk)
+    checked = post("check", {"verification_id": data["verification_id"],
+                             "code": data["test_code"]})
+    assert checked.json()["data"]["valid"] is True
 
 
 def test_voice_reads_the_digits_one_by_one(send, tenant, sandbox_sent):
@@ -76,14 +86,22 @@ def test_email_channel(send, tenant, sandbox_sent):
     assert data["test_code"] not in message.body + message.subject
 
 
-@pytest.mark.parametrize("channel", ["viber", "telegram", "flashcall"])
-def test_channels_outside_the_pipeline_use_the_verify_sandbox_double(send, post, channel):
+@pytest.mark.parametrize("channel", ["telegram", "flashcall"])
+def test_code_channels_hand_the_provider_the_code_alone(send, tenant, sandbox_sent, channel):
     data = send({"to": USER, "channel": channel}).json()["data"]
-    assert (data["channel"], data["status"], data["message_id"]) == (channel, "sent", "")
-    # Checked like any code (flashcall: the trailing digits of the caller id).
-    checked = post("check", {"verification_id": data["verification_id"],
-                             "code": data["test_code"]})
-    assert checked.json()["data"]["valid"] is True
+    message = _message(tenant, data["message_id"])
+    # Telegram Gateway writes its own text; a flash call's caller id ends with the code.
+    assert sandbox_sent[message.pk] == data["test_code"]
+    assert message.body == MASK
+    if channel == "flashcall":
+        assert message.from_address == "+4420700"  # the sandbox's caller id range
+
+
+def test_viber_sends_the_localized_text(send, tenant, sandbox_sent):
+    data = send({"to": USER, "channel": "viber", "locale": "de"}).json()["data"]
+    message = _message(tenant, data["message_id"])
+    assert f"Bestätigungscode lautet: {data['test_code']}" in sandbox_sent[message.pk]
+    assert message.from_address == "SandboxService"
 
 
 @pytest.mark.parametrize(("locale", "words"), [
@@ -123,7 +141,12 @@ def test_max_attempts_bounds(send):
     ({"to": USER, "fallback": ["email"]}, 422, "VALIDATION_ERROR"),
     ({"to": USER, "template_variables": {f"k{i}": "v" for i in range(33)}}, 422,
      "VALIDATION_ERROR"),
-    ({"to": USER, "channel": "magic_link"}, 503, "SERVICE_UNAVAILABLE"),
+    ({"to": USER, "channel": "magic_link"}, 422, "VALIDATION_ERROR"),  # no link_url
+    ({"to": USER, "channel": "magic_link", "link_url": "ftp://x.test/"}, 422,
+     "VALIDATION_ERROR"),
+    ({"to": USER, "channel": "magic_link", "link_url": "https://app.test/in",
+      "fallback": ["sms"]}, 422, "VALIDATION_ERROR"),
+    ({"to": USER, "channel": "telegram", "fallback": ["sms"]}, 422, "VALIDATION_ERROR"),
 ])
 def test_bad_sends_answer_their_code_and_store_nothing(send, tenant, body, status, code):
     response = send(body)

@@ -101,9 +101,10 @@ def test_statements_per_batch_do_not_grow_with_its_size(size, tenant, other_tena
     with CaptureQueriesContext(connection) as queries:
         claimed, done = bus.dispatch_batch(1000)
     assert (claimed, done) == (2 * size, 2 * size)
-    # The claim; a savepoint pair per handler (4); the webhooks handler's endpoints read
-    # and deliveries INSERT; the dispatched mark; the batch's savepoint pair.
-    assert len(queries) == 14, [q["sql"][:80] for q in queries]
+    # The claim; a savepoint pair per handler (5: feed, stream, webhooks, template counters,
+    # verify delivery tracking); the webhooks handler's endpoints read and deliveries
+    # INSERT; the dispatched mark; the batch's savepoint pair. The same for 5 and 50.
+    assert len(queries) == 16, [q["sql"][:80] for q in queries]
     from platform_core.webhooks.models import WebhookDelivery
 
     assert WebhookDelivery.objects.dangerously_unscoped().count() == 2 * size

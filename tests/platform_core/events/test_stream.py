@@ -9,20 +9,13 @@ and must arrive at the subscriber.
 from __future__ import annotations
 
 import json
-import os
 import queue
-import socket
 import statistics
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import httpx
 import pytest
-from django.conf import settings
-from django.db import connection
 from httpx_sse import connect_sse
 
 from platform_core.events import bus
@@ -30,60 +23,21 @@ from platform_core.events.bus import emit
 from platform_core.events.fanout import stream_fanout
 from platform_core.identity import services
 from platform_core.identity.models import KeyType
+from tests.daphne_server import running_daphne
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-ROOT = Path(__file__).resolve().parents[3]
 STREAM = "/api/v1/events/stream"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def daphne_server(django_db_setup, tmp_path_factory):
-    port = _free_port()
     logs = tmp_path_factory.mktemp("daphne")
     access_log = logs / "access.log"
-    db = connection.settings_dict
-    _, run, worker = settings.CACHE_KEY_PREFIX.split(":", 2)
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tests.platform_core.events.daphne_settings",
-        "DATABASE_URL": (f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:"
-                         f"{db['PORT'] or 5432}/{db['NAME']}"),
-        "TEST_RUN_ID": run,
-        "PYTEST_XDIST_WORKER": worker,
-        "EVENTS_STREAM_HEARTBEAT_SECONDS": "0.5",
-    }
-    output = (logs / "daphne.out").open("w")
-    process = subprocess.Popen(  # noqa: S603
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-         "--access-log", str(access_log), "config.asgi:application"],
-        cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                raise RuntimeError((logs / "daphne.out").read_text()) from None
-            time.sleep(0.1)
-    try:
+    with running_daphne(logs, settings_module="tests.platform_core.events.daphne_settings",
+                        extra_env={"EVENTS_STREAM_HEARTBEAT_SECONDS": "0.5"},
+                        extra_args=("--access-log", str(access_log))) as port:
         yield {"url": f"http://127.0.0.1:{port}", "access_log": access_log}
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        output.close()
 
 
 class Subscriber:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import copy
 import datetime as dt
 import re
 
@@ -173,6 +174,29 @@ def test_response_to_another_request_is_refused(flow, saml_tenant, idp):
     _other_request, other_relay = flow.start()
     response = flow.post(idp.respond(request, saml_tenant.owner.email), other_relay)
     assert _error(response) == (401, "SAML_UNSOLICITED_RESPONSE")
+
+
+def test_response_naming_a_request_never_issued_is_refused(flow, saml_tenant, idp):
+    """InResponseTo must be the request the RelayState names (djangosaml2's outstanding-
+    request cache): an ID this SP never issued is unsolicited."""
+    request, relay = flow.start()
+    forged = copy.copy(request)
+    forged.id = "id-never-issued-by-this-sp"
+    response = flow.post(idp.respond(forged, saml_tenant.owner.email), relay)
+    assert _error(response) == (401, "SAML_UNSOLICITED_RESPONSE")
+    assert not AuditLogEntry.objects.filter(
+        organization=saml_tenant.org, action="saml.login"
+    ).exists()
+
+
+def test_assertion_posted_after_its_lifetime_is_refused(flow, saml_tenant, idp):
+    """Issued now, valid five minutes: posted seven minutes later (the RelayState still
+    valid, beyond the 60 s clock skew) it is expired, and the request stays unanswered."""
+    request, relay = flow.start()
+    saml_response = idp.respond(request, saml_tenant.owner.email)
+    with time_machine.travel(dt.datetime.now(dt.UTC) + dt.timedelta(minutes=7)):
+        assert _error(flow.post(saml_response, relay)) == (401, "SAML_ASSERTION_EXPIRED")
+    assert flow.post(saml_response, relay).status_code == 302
 
 
 def test_user_of_another_organization_is_refused(flow, other_tenant):

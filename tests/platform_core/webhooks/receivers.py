@@ -2,6 +2,7 @@
 
     receiver.mode = "ok" | "500" | "410" | "503:<retry-after>" | "hang" | "reset" | "302"
                     | "slow:<seconds>" (a 200 after that long)
+                    | "held" (a 200 once the test sets `receiver.release`)
     receiver.queue.append("500")    # one-shot behaviors, used before `mode`
 
 Every request is recorded with its headers and raw body; `answered` is True only when a
@@ -124,6 +125,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         extra: list[tuple[str, str]] = []
+        if behavior == "held":
+            receiver.release.wait(60)
+            behavior = "ok"
         if behavior.startswith("slow:"):
             time.sleep(float(behavior.split(":", 1)[1]))
             behavior = "ok"

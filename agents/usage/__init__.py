@@ -1,0 +1,1 @@
+"""Metering of every model call: usage rows, prices, budget caps (see docs/ai-engine.md)."""

@@ -1,0 +1,30 @@
+"""Routes under /api/v1/knowledge-bases (Document 3, 4.3) and /api/v1/ai/kb (4.2).
+
+Only the finished operations are routed; see docs/knowledge.md for what is still to come.
+"""
+
+from django.urls import path
+
+from . import views
+
+K = views.KnowledgeBaseViewSet
+D = views.DocumentViewSet
+DOC = "knowledge-bases/<str:kb_pk>/documents/<str:pk>"
+
+urlpatterns = [
+    path("knowledge-bases", K.as_view({"get": "list", "post": "create"}),
+         name="knowledge-base-list"),
+    path("knowledge-bases/<str:pk>", K.as_view({"get": "retrieve", "put": "update",
+                                                "delete": "destroy"}),
+         name="knowledge-base-detail"),
+    path("knowledge-bases/<str:pk>/staleness", K.as_view({"get": "staleness"}),
+         name="knowledge-base-staleness"),
+    path("knowledge-bases/<str:kb_pk>/documents", D.as_view({"get": "list", "post": "create"}),
+         name="knowledge-document-list"),
+    path(DOC, D.as_view({"delete": "destroy"}), name="knowledge-document-detail"),
+    path(f"{DOC}/retry", D.as_view({"post": "retry"}), name="knowledge-document-retry"),
+    path(f"{DOC}/approve", D.as_view({"post": "approve"}), name="knowledge-document-approve"),
+    path(f"{DOC}/reject", D.as_view({"post": "reject"}), name="knowledge-document-reject"),
+    path("ai/kb/search", views.KBSearchView.as_view(), name="ai-kb-search"),
+    path("ai/kb/answers", views.KBAnswersView.as_view(), name="ai-kb-answers"),
+]

@@ -1,0 +1,13 @@
+"""Error codes of the knowledge app (Document 3, 3 and 4.3)."""
+
+from platform_core.errors import register
+
+_APP = "knowledge"
+
+register("KNOWLEDGE_DOCUMENT_NOT_PENDING", 409,
+         "Only a pending document can be approved or rejected.", app=_APP)
+register("KNOWLEDGE_DOCUMENT_NOT_FAILED", 409,
+         "Only a failed document can be retried.", app=_APP)
+register("KNOWLEDGE_DOCUMENT_UNREADABLE", 422,
+         "The file is not a document type the knowledge base reads (TXT, MD or HTML).",
+         app=_APP)

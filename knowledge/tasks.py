@@ -1,0 +1,20 @@
+"""Background indexing: tasks take ids and call the service."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from platform_core.tenancy.context import tenant_context
+
+
+@shared_task(name="knowledge.index_document")
+def index_document(document_id: str) -> str:
+    from . import indexing
+    from .models import Document
+
+    document = Document.objects.dangerously_unscoped().select_related(
+        "organization").filter(pk=document_id).first()
+    if document is None:
+        return "gone"
+    with tenant_context(document.organization):
+        return indexing.index_document(document).status

@@ -1,0 +1,35 @@
+"""Knowledge routes under the cross-tenant test. Document routes carry their base in the
+object id (`kb_…/documents/kbd_…`) so the shared test can address them with one `{id}`.
+(A search never returning another organization's chunk is in test_retrieval_api.py.)"""
+
+from knowledge.models import Document, KnowledgeBase
+from platform_core.tenancy.context import tenant_context
+from tests.cross_tenant import TenantRoute, register
+
+
+def _kb(tenant) -> str:
+    with tenant_context(tenant.org):
+        return KnowledgeBase.objects.create(organization=tenant.org, name="Secret base").pk
+
+
+def _document(tenant) -> str:
+    with tenant_context(tenant.org):
+        kb = KnowledgeBase.objects.create(organization=tenant.org, name="Secret base")
+        doc = Document.objects.create(organization=tenant.org, knowledge_base=kb,
+                                      name="secret", type="markdown", content="secret",
+                                      status="failed", moderation_status="pending")
+    return f"{kb.pk}/documents/{doc.pk}"
+
+
+register(TenantRoute(name="knowledge-bases", list_url="/api/v1/knowledge-bases",
+                     detail_url="/api/v1/knowledge-bases/{id}", create=_kb,
+                     patch_body={"name": "stolen"}, methods=("GET", "PUT", "DELETE"),
+                     sub_urls=("/api/v1/knowledge-bases/{id}/documents",
+                               "/api/v1/knowledge-bases/{id}/staleness")))
+register(TenantRoute(name="knowledge-documents",
+                     detail_url="/api/v1/knowledge-bases/{id}", create=_document,
+                     methods=("DELETE",)))
+for _action in ("retry", "approve", "reject"):
+    register(TenantRoute(name=f"knowledge-document-{_action}",
+                         detail_url="/api/v1/knowledge-bases/{id}/" + _action,
+                         create=_document, methods=("POST",)))
