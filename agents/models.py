@@ -1,5 +1,8 @@
-"""Models of the agents app. Metering of model calls lives in agents/usage/."""
+"""Models of the agents app: the agent resource (agent_models.py) and the metering of
+model calls (agents/usage/)."""
 
+from agents.agent_models import Agent, AgentStatus, AgentVersion, DeployChannel
 from agents.usage.models import AIBudget, AISpendDay, AIUsage
 
-__all__ = ["AIBudget", "AISpendDay", "AIUsage"]
+__all__ = ["AIBudget", "AISpendDay", "AIUsage", "Agent", "AgentStatus", "AgentVersion",
+           "DeployChannel"]

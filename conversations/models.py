@@ -98,6 +98,9 @@ class Conversation(TenantModel):
     # Replies go out on `reply_channel` when set (resume-channel), else on `channel`.
     reply_channel = models.CharField(max_length=16, null=True, blank=True)
     ai_led = models.BooleanField(default=False)
+    # The AI agent (agents.Agent id) leading or last leading the thread; kept after the
+    # agent is deleted so history and insights still name it.
+    ai_agent_id = models.CharField(max_length=40, blank=True, default="")
     # Assignment and routing.
     assignee_id = models.CharField(max_length=40, null=True, blank=True)
     assignment_status = models.CharField(max_length=8, choices=AssignmentStatus.choices,
@@ -150,6 +153,9 @@ class Conversation(TenantModel):
                          condition=models.Q(sentiment__isnull=False)),
             models.Index(fields=["organization", "priority", "id"],
                          name="conversations_org_priority"),
+            models.Index(fields=["organization", "ai_agent_id", "created_at"],
+                         name="conversations_org_agent",
+                         condition=~models.Q(ai_agent_id="")),
             models.Index(fields=["organization", "assignee_id", "id"],
                          name="conversations_org_assignee",
                          condition=models.Q(assignee_id__isnull=False)),
