@@ -61,6 +61,25 @@ SAML_CONFIG_LOADER = "platform_core.sso.saml.config_loader"
 SAML_CSP_HANDLER = ""
 # AuthnRequests go by HTTP-Redirect (the binding every configured IdP is described with).
 SAML_DEFAULT_BINDING = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect"
+# django-scim2 serves /scim/v2/{orgSlug}/ through the organization-aware hooks of
+# platform_core/sso/scim (token auth, tenancy filter, adapters, filter parsers).
+SCIM_SERVICE_PROVIDER = {
+    "NETLOC": PUBLIC_BASE_URL.split("://", 1)[-1],
+    "AUTHENTICATION_SCHEMES": [{"type": "oauthbearertoken", "name": "OAuth Bearer Token"}],
+    "WWW_AUTHENTICATE_HEADER": 'Bearer realm="scim"',
+    "USER_MODEL_GETTER": "platform_core.sso.scim.filters.scim_user_model",
+    "GROUP_MODEL": "platform_core.sso.models.ScimGroup",
+    "USER_ADAPTER": "platform_core.sso.scim.adapters.UserAdapter",
+    "GROUP_ADAPTER": "platform_core.sso.scim.adapters.GroupAdapter",
+    "USER_FILTER_PARSER": "platform_core.sso.scim.filters.UserFilterQuery",
+    "GROUP_FILTER_PARSER": "platform_core.sso.scim.filters.GroupFilterQuery",
+    "AUTH_CHECK_MIDDLEWARE": "platform_core.sso.scim.hooks.ScimTokenAuthMiddleware",
+    "BASE_LOCATION_GETTER": "platform_core.sso.scim.hooks.base_location",
+    "GET_EXTRA_MODEL_FILTER_KWARGS_GETTER": "platform_core.sso.scim.hooks.extra_filter_kwargs_getter",
+    "GET_QUERYSET_POST_PROCESSOR_GETTER": "platform_core.sso.scim.hooks.queryset_post_processor_getter",
+    "GET_OBJECT_POST_PROCESSOR_GETTER": "platform_core.sso.scim.hooks.object_post_processor_getter",
+    "SERVICE_PROVIDER_CONFIG_MODEL": "platform_core.sso.scim.hooks.ServiceProviderConfig",
+}
 # Trust X-Forwarded-For from the reverse proxy for the client address (IP allowlists, audit).
 TRUST_X_FORWARDED_FOR = env.bool("TRUST_X_FORWARDED_FOR", default=False)
 
