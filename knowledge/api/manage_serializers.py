@@ -81,7 +81,9 @@ class AIStalenessQuerySerializer(StalenessQuerySerializer):
 
 class CatalogQuerySerializer(serializers.Serializer):
     category = serializers.ChoiceField(choices=catalog.CATEGORIES, required=False)
-    status = serializers.ChoiceField(choices=catalog.STATUSES, required=False)
+    # A pattern, not an enum: generated enum names would collide with other `status` sets.
+    status = serializers.RegexField(r"^(available|connected)$", required=False,
+                                    help_text="available or connected.")
     search = serializers.CharField(max_length=200, required=False, allow_blank=True)
 
 
@@ -166,7 +168,8 @@ class ConnectorInSerializer(serializers.Serializer):
     sync_interval_minutes = serializers.IntegerField(
         min_value=INTERVAL_MIN, max_value=INTERVAL_MAX, required=False, allow_null=True,
         default=None, help_text="Scheduled sync period; null syncs only on demand.")
-    status = serializers.ChoiceField(choices=["active", "paused"], default="active")
+    status = serializers.RegexField(r"^(active|paused)$", default="active",
+                                    help_text="active or paused.")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         kind = attrs["type"]
@@ -183,7 +186,8 @@ class ConnectorPatchSerializer(serializers.Serializer):
                                         help_text="Replaces every stored credential.")
     sync_interval_minutes = serializers.IntegerField(
         min_value=INTERVAL_MIN, max_value=INTERVAL_MAX, required=False, allow_null=True)
-    status = serializers.ChoiceField(choices=["active", "paused"], required=False)
+    status = serializers.RegexField(r"^(active|paused)$", required=False,
+                                    help_text="active or paused.")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         kind = self.context["kind"]
