@@ -146,7 +146,7 @@ def test_notion(vendor, live):
     assert search["headers"]["notion-version"] == "2022-06-28"
     assert json.loads(search["body"])["filter"] == {"property": "object", "value": "page"}
     assert docs["Onboarding"]["size_bytes"] == len(
-        "# Welcome\n\nRead the handbook.\n\n- Get a laptop".encode())
+        b"# Welcome\n\nRead the handbook.\n\n- Get a laptop")
 
 
 def test_google_drive(vendor, live):
