@@ -161,9 +161,12 @@ def sync(connector: Connector) -> Connector:
     error = ""
     try:
         _sync_pages(locked, stats)
-    except (adapters.ConnectorError, APIError, KeyError, ValueError) as exc:
+    except (adapters.ConnectorError, APIError) as exc:  # the vendor's verdict
         error = str(getattr(exc, "message", "") or exc) or exc.__class__.__name__
         log.info("connector %s sync failed: %s", locked.pk, error)
+    except Exception as exc:  # noqa: BLE001 - an unreadable answer must not leave it running
+        error = f"Unexpected answer from {locked.kind}: {exc.__class__.__name__}."
+        log.exception("connector %s sync failed", locked.pk)
     now = timezone.now()
     Connector.objects.filter(pk=locked.pk).update(
         sync_status=SyncStatus.FAILED if error else SyncStatus.SUCCEEDED,

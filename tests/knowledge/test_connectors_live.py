@@ -225,3 +225,11 @@ def test_vendor_server_error_fails_the_sync(vendor, live):
     assert state["last_sync_error"].startswith("The kb_notion ")
     assert state["last_sync_stats"]["created"] == 0
     assert docs == {}
+
+
+def test_malformed_vendor_answer_fails_the_sync(vendor, live):
+    vendor.routes[("POST", "/v1/search")] = {"results": [{"no_id": True}], "has_more": False}
+    state, docs = live({"type": "notion", "credentials": {"token": "secret_abc"}})
+    assert state["sync_status"] == "failed"
+    assert state["last_sync_error"] == "Unexpected answer from notion: KeyError."
+    assert docs == {}
