@@ -164,3 +164,27 @@ def test_unknown_document_or_base(tenant):
     assert client.get(f"{KB}/kb_nope/documents/kbd_nope/versions").status_code == 404
     assert client.post(f"{KB}/{kb}/documents/kbd_nope/rollback", {"version": 1},
                        format="json").status_code == 404
+
+
+def test_diff_with_a_head_over_the_cap(tenant, settings, django_capture_on_commit_callbacks):
+    settings.KNOWLEDGE_VERSION_MAX_BYTES = 100
+    client, capture = tenant.client(), django_capture_on_commit_callbacks
+    kb = create_kb(client)
+    connector = create_connector(client, kb, [page("p1", "Doc", "# Doc\n\nShort.")])
+    sync(client, kb, connector["id"], capture)
+    set_pages(client, kb, connector["id"],
+              [page("p1", "Doc", "# Doc\n\n" + "Grown far past the cap.\n" * 10)])
+    sync(client, kb, connector["id"], capture)
+    doc = documents(client, kb)["Doc"]
+    response = client.get(f"{KB}/{kb}/documents/{doc['id']}/versions/diff",
+                          {"from": 1, "to": 2})
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "KNOWLEDGE_VERSION_NOT_RETAINED"
+    # The small first version is still retained, so it can be rolled back to.
+    with capture(execute=True):
+        rollback = client.post(f"{KB}/{kb}/documents/{doc['id']}/rollback", {"version": 1},
+                               format="json")
+    assert rollback.status_code == 202, rollback.content
+    items = client.get(f"{KB}/{kb}/documents/{doc['id']}/versions").json()["data"]
+    assert [(i["version"], i["content_retained"]) for i in items] == [
+        (3, True), (2, False), (1, True)]
