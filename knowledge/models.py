@@ -63,11 +63,21 @@ class Document(TenantModel):
     last_cited_at = models.DateTimeField(null=True, blank=True)
     # Staleness threshold of this document (1-3650 days); the scorecard's default otherwise.
     staleness_threshold_days = models.PositiveIntegerField(null=True, blank=True)
+    # The head's version number; earlier heads are kept as `DocumentVersion` snapshots.
+    version = models.PositiveIntegerField(default=1)
+    # Publication (Document 3, 2.2 and 4.3): a public document is addressed by its slug.
+    is_public = models.BooleanField(default=False)
+    slug = models.CharField(max_length=200, null=True, blank=True)
+    summary = models.TextField(blank=True, default="")
+    published_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         indexes = [models.Index(fields=["organization", "knowledge_base", "id"])]
+        constraints = [models.UniqueConstraint(
+            fields=["knowledge_base", "slug"], condition=models.Q(slug__isnull=False),
+            name="knowledge_document_kb_slug")]
 
 
 class Chunk(TenantModel):
@@ -88,3 +98,36 @@ class Chunk(TenantModel):
         ]
         constraints = [models.UniqueConstraint(fields=["document", "ordinal"],
                                                name="knowledge_chunk_document_ordinal")]
+
+
+class DocumentVersion(TenantModel):
+    """An immutable snapshot of a document head that was replaced (content change or
+    rollback). The content is kept only up to KNOWLEDGE_VERSION_MAX_BYTES; above it only
+    the hash and size remain (`content_retained` false)."""
+
+    id = PublicIdField(prefix="kbv")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    name = models.CharField(max_length=255)
+    type = models.CharField(max_length=12)
+    size_bytes = models.PositiveIntegerField(default=0)
+    content_sha256 = models.CharField(max_length=64)
+    content = models.TextField(blank=True, default="")
+    content_retained = models.BooleanField(default=True)
+    # Why the head moved on: update, sync (a connector brought new content) or rollback.
+    replaced_by = models.CharField(max_length=12)
+    created_by = models.CharField(max_length=64, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["organization", "document", "version"])]
+        constraints = [models.UniqueConstraint(fields=["document", "version"],
+                                               name="knowledge_version_document_version")]
+
+    def save(self, *args, **kwargs) -> None:
+        if not self._state.adding:
+            raise ValueError("Document versions are immutable.")
+        super().save(*args, **kwargs)
+
+
+from .connectors.models import Connector, ConnectorPage  # noqa: E402, F401  (app models)

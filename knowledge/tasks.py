@@ -18,3 +18,6 @@ def index_document(document_id: str) -> str:
         return "gone"
     with tenant_context(document.organization):
         return indexing.index_document(document).status
+
+
+from .connectors.tasks import sync_connector, sync_due_connectors  # noqa: E402, F401

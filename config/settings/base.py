@@ -374,6 +374,8 @@ LLM_MODEL = env.str("LLM_MODEL", default="")
 LLM_EMBEDDING_MODEL = env.str("LLM_EMBEDDING_MODEL", default="")
 AI_MODEL_PRICES = env.json("AI_MODEL_PRICES", default={})
 AI_RATE_LIMIT_PER_MINUTE = env.int("AI_RATE_LIMIT_PER_MINUTE", default=120)
+# Knowledge document versions keep their content up to this size (docs/knowledge.md).
+KNOWLEDGE_VERSION_MAX_BYTES = env.int("KNOWLEDGE_VERSION_MAX_BYTES", default=1024 * 1024)
 SEGMENTS_SUGGEST_ENGINE = "agents.engine.hooks.SegmentSuggestEngine"
 SEGMENTS_AUTOPILOT_ENGINE = "agents.engine.hooks.SegmentAutopilotEngine"
 EMAIL_URL = env.str("EMAIL_URL", default="")

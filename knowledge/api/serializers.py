@@ -35,6 +35,7 @@ class DocumentSerializer(serializers.ModelSerializer):
                   "failure_reason", "moderation_status", "moderation_notes", "moderated_at",
                   "ground_truth", "chunks_done", "chunks_total", "size_bytes",
                   "content_sha256", "staleness_threshold_days", "indexed_at", "last_verified_at", "last_cited_at",
+                  "version", "is_public", "slug", "summary", "published_at",
                   "created_at", "updated_at"]
 
 
