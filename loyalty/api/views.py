@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers as drf
 from rest_framework import status
 from rest_framework.response import Response
@@ -109,7 +109,10 @@ class MemberListView(PlatformAPIView):
     required_scopes = {"GET": READ}
 
     @extend_schema(operation_id="loyalty_members_list",
-                   parameters=KeysetCursorPagination().get_schema_operation_parameters(None),
+                   parameters=[
+                       OpenApiParameter("limit", int, description="1-200, default 25."),
+                       OpenApiParameter("cursor", str,
+                                        description="Opaque cursor from meta.pagination.")],
                    responses=s.MemberOutSerializer(many=True),
                    description="Contacts with loyalty activity (at least one event an earn "
                                "rule counts, a redemption or an adjustment), newest contact "
