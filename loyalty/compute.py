@@ -49,6 +49,28 @@ class _Dialect:
         params.append('$."' + key.replace('"', '\\"') + '"')
         return "json_extract(props, %s)"
 
+    def _sqlite_typed(self, key: str, types: str, pattern: str, params: list[Any]) -> str:
+        # json_extract turns JSON true into 1: the JSON type decides, not the text.
+        path = '$."' + key.replace('"', '\\"') + '"'
+        params.extend([types, path, path, path, pattern])
+        return ("(instr(%s, json_type(props, %s)) > 0 OR (json_type(props, %s) = 'text' "
+                "AND json_extract(props, %s) REGEXP %s))")
+
+    def is_integer(self, key: str, params: list[Any]) -> str:
+        """The property is a JSON integer, or a string of digits."""
+        if not self.pg:
+            return self._sqlite_typed(key, "integer", INTEGER_RE, params)
+        return self.matches(self.prop_text(key, params), INTEGER_RE, params)
+
+    def is_number(self, key: str, params: list[Any]) -> str:
+        """The property is a JSON number, or a string holding one."""
+        if not self.pg:
+            return self._sqlite_typed(key, "integer,real", NUMBER_RE, params)
+        params.extend([key, key, key, NUMBER_RE])
+        # jsonb_typeof first: a JSON number (the common case) skips the regex.
+        return ("(jsonb_typeof(props -> %s) = 'number' OR (jsonb_typeof(props -> %s) = "
+                "'string' AND (props ->> %s) ~ %s))")
+
     def matches(self, expr: str, pattern: str, params: list[Any]) -> str:
         params.append(pattern)
         return f"{expr} ~ %s" if self.pg else f"{expr} REGEXP %s"
@@ -136,8 +158,7 @@ def _earn_sql(program: Program, d: _Dialect, params: list[Any]) -> str:
             parts.append("CASE WHEN name = %s THEN %s ELSE 0 END")
             continue
         guard_params: list[Any] = []
-        text = d.prop_text(rule["field"], guard_params)
-        guard = d.matches(text, NUMBER_RE, guard_params)
+        guard = d.is_number(rule["field"], guard_params)
         value_params: list[Any] = []
         value = d.number(d.prop_text(rule["field"], value_params))
         ppu = d.decimal_param(rule["pointsPerUnit"], value_params)
@@ -153,8 +174,7 @@ def _earn_sql(program: Program, d: _Dialect, params: list[Any]) -> str:
 def _points_sql(event_name: str, d: _Dialect, params: list[Any]) -> str:
     params.append(event_name)
     inner: list[Any] = []
-    text = d.prop_text("points", inner)
-    guard = d.matches(text, INTEGER_RE, inner)
+    guard = d.is_integer("points", inner)
     value_params: list[Any] = []
     value = d.prop_text("points", value_params)
     params.extend(inner + value_params)

@@ -5,6 +5,7 @@ expected figures never come from the code under test."""
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
@@ -63,12 +64,24 @@ def scoped_client(tenant, scopes: list[str]):
 _ROUNDING = {"floor": ROUND_FLOOR, "round": ROUND_HALF_UP, "ceil": ROUND_CEILING}
 
 
+def points_of(properties: dict[str, Any]) -> int:
+    """`points` of a redemption or adjustment: an integer, or a string of digits."""
+    raw = properties.get("points")
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and re.fullmatch(r"-?[0-9]+", raw):
+        return int(raw)
+    return 0
+
+
 def rule_points(rule: dict[str, Any], name: str, properties: dict[str, Any]) -> int:
     if rule["eventName"] != name:
         return 0
     if rule["type"] == "perEvent":
         return rule["points"]
     raw = properties.get(rule["field"])
+    if isinstance(raw, str) and raw != raw.strip():
+        return 0
     try:
         value = Decimal(str(raw))
     except Exception:  # noqa: BLE001 - any non-number earns nothing
@@ -110,16 +123,17 @@ class Ref:
             credit = sum(rule_points(r, name, props) for r in self.program["earnRules"])
             earned += credit
             debit = 0
+            points = points_of(props)
             if name == ADJUSTED:
-                if props["points"] > 0:
-                    credited += props["points"]
-                    credit += props["points"]
+                if points > 0:
+                    credited += points
+                    credit += points
                 else:
-                    debited -= props["points"]
-                    debit = -props["points"]
-            if name == REDEEMED:
-                redeemed += props["points"]
-                debit = props["points"]
+                    debited -= points
+                    debit = -points
+            if name == REDEEMED and points > 0:
+                redeemed += points
+                debit = points
             if credit:
                 lots.append([at + timedelta(days=days) if days else None, credit])
             for lot in lots:

@@ -346,3 +346,20 @@ def test_member_reads_need_contacts_read(tenant):
     reader = scoped_client(tenant, ["contacts:read"])
     assert reader.get(MEMBERS).status_code == 200
     assert reader.get(f"{MEMBERS}/{contact['id']}").status_code == 200
+
+
+@time_machine.travel(T0, tick=False)
+def test_odd_property_values(tenant):
+    author(tenant, RULES)
+    contact = make_contact(tenant)
+    odd = [("order.paid", {"total": True}), ("order.paid", {"total": {"a": 1}}),
+           ("order.paid", {"total": [3]}), ("order.paid", {"total": None}),
+           ("order.paid", {"total": "1e2"}), ("order.paid", {"total": " 5"}),
+           ("loyalty.points_adjusted", {"points": 2.5}),
+           ("loyalty.points_redeemed", {"points": "x"})]
+    ref = _seed(tenant, contact, odd, at=T0 - timedelta(hours=1))
+    assert ref.state(T0)["earned"] == 150  # only "1e2" is a number: 100 x 1.5
+    assert member(tenant, contact["id"])["balance"]["available"] == 150
+    # A huge value earns at most 10^12 points per event (no overflow).
+    track(tenant, contact["email"], "order.paid", {"total": 1e300})
+    assert member(tenant, contact["id"])["balance"]["earned"] == 150 + 10**12
