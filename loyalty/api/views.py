@@ -134,7 +134,16 @@ class MemberListView(PlatformAPIView):
 class MemberDetailView(PlatformAPIView):
     required_scopes = {"GET": READ}
 
-    @extend_schema(operation_id="loyalty_members_retrieve", responses=s.MemberOutSerializer)
+    @extend_schema(
+        operation_id="loyalty_members_retrieve", responses=s.MemberOutSerializer,
+        description=(
+            "Balance, tier and traits recomputed from the member's tracked events under the "
+            "active program (a program change applies to the whole history). `balance`: "
+            "`available` = `earned` + `adjusted` - `redeemed` - `expired`; `lifetime` "
+            "(earned plus operator credits; never lowered by debits or expiry) picks the "
+            "tier. With `pointsExpiryDays`, each credit lapses that many days after it was "
+            "earned, in the part debits made before then did not consume (oldest first); "
+            "`expiring_soon` is what will lapse within 30 days if nothing is redeemed."))
     def get(self, request, contact_id: str):
         contact = selectors.contact_get(organization=self.organization, contact_id=contact_id)
         if contact is None:
