@@ -246,3 +246,9 @@ SCENARIOS += TEAM_CHAT_SCENARIOS
 from .ai_scenarios import AI_SCENARIOS  # noqa: E402
 
 SCENARIOS += AI_SCENARIOS
+
+# --- Loyalty (issue 22) --------------------------------------------------------------------
+
+from .loyalty_scenarios import LOYALTY_SCENARIOS  # noqa: E402
+
+SCENARIOS += LOYALTY_SCENARIOS
