@@ -135,8 +135,8 @@ def _handler(site: Site):
     return Handler
 
 
-@pytest.fixture
-def site(settings):
+@pytest.fixture(name="site")
+def site_fixture(settings):
     """A running local web site; private targets are allowed, as in other outbound tests."""
     from platform_core.net import http
 
