@@ -30,6 +30,7 @@ from django.conf import settings
 from platform_core.net import http
 
 PROVIDERS = ("zendesk", "freshdesk", "intercom")
+KEYED_PROVIDERS = ("freshdesk", "intercom")  # no public API without a credential
 DEFAULT_LOCALE = "en-us"
 PAGE_TIMEOUT = 15.0  # one API page
 TOTAL_BUDGET = 60.0  # the whole import's reading time

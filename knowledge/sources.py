@@ -255,9 +255,12 @@ def import_help_center(*, principal: Principal, subdomain: str, provider: str, l
     the background. A help center that cannot be read answers 502 and writes nothing."""
     from . import helpcenter
 
+    sandbox = bool(principal.organization.sandbox)
+    if not sandbox and provider in helpcenter.KEYED_PROVIDERS and not api_key:
+        raise validation_error("api_key", f"A {provider} import needs `api_key`.")
     try:
         articles = helpcenter.read_articles(
-            sandbox=bool(principal.organization.sandbox), provider=provider,
+            sandbox=sandbox, provider=provider,
             subdomain=subdomain, locale=locale, max_articles=max_articles, api_key=api_key)
     except helpcenter.HelpCenterError as exc:
         raise APIError("KNOWLEDGE_HELP_CENTER_UNAVAILABLE", str(exc),
@@ -305,7 +308,7 @@ def import_help_center(*, principal: Principal, subdomain: str, provider: str, l
         for document in [*created, *updated]:
             _queue(document.pk)
     return {"knowledge_base_id": kb.pk, "provider": provider, "subdomain": subdomain,
-            "locale": locale, "sandbox": bool(principal.organization.sandbox),
+            "locale": locale, "sandbox": sandbox,
             "articles_found": len(articles), "created": len(created),
             "updated": len(updated), "unchanged": len(texts) - len(created) - len(updated),
             "documents": [*created, *updated]}
