@@ -54,8 +54,9 @@ class HelpCenterImportSerializer(serializers.Serializer):
     subdomain = serializers.RegexField(
         r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$", max_length=63,
         help_text="The help center's subdomain, e.g. `acme` for acme.zendesk.com.")
-    provider = serializers.ChoiceField(choices=list(PROVIDERS), default="zendesk",
-                                       required=False)
+    # A plain string in the schema: a `provider` enum would collide with other apps' names.
+    provider = serializers.CharField(default="zendesk", required=False,
+                                     help_text="zendesk (default), freshdesk or intercom.")
     locale = serializers.RegexField(r"^[a-z]{2,3}(?:-[a-z0-9]{2,8}){0,2}$", max_length=35,
                                     default=DEFAULT_LOCALE, required=False)
     name_prefix = serializers.CharField(max_length=100, required=False, allow_blank=True,
@@ -66,6 +67,11 @@ class HelpCenterImportSerializer(serializers.Serializer):
                                     default="", write_only=True,
                                     help_text="Freshdesk API key or Intercom access token; "
                                               "never stored.")
+
+    def validate_provider(self, value: str) -> str:
+        if value not in PROVIDERS:
+            raise serializers.ValidationError(f"provider must be one of {', '.join(PROVIDERS)}.")
+        return value
 
     def to_internal_value(self, data):
         if isinstance(data, dict) and isinstance(data.get("locale"), str):
