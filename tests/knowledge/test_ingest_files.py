@@ -219,3 +219,45 @@ def test_every_type_through_a_named_knowledge_base(tenant, django_capture_on_com
     assert {name: (listed[i]["status"], listed[i]["type"]) for name, i in ids.items()} == {
         "a.pdf": ("ready", "pdf"), "b.docx": ("ready", "docx"), "c.txt": ("ready", "txt"),
         "d.md": ("ready", "md"), "e.html": ("ready", "html")}
+
+
+def test_a_docx_that_unpacks_too_far_is_refused(tenant, monkeypatch,
+                                                 django_capture_on_commit_callbacks):
+    from knowledge import extract
+
+    monkeypatch.setattr(extract, "MAX_UNPACKED_BYTES", 1024 * 1024)
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(make_docx())) as source, zipfile.ZipFile(
+            out, "w", zipfile.ZIP_DEFLATED) as bomb:
+        for item in source.infolist():
+            bomb.writestr(item, source.read(item))
+        bomb.writestr("word/media/zeros.bin", b"\x00" * (2 * 1024 * 1024))
+    assert len(out.getvalue()) < 64 * 1024  # small on the wire
+    doc = _upload(tenant, "bomb.docx", out.getvalue(), django_capture_on_commit_callbacks)
+    assert doc["status"] == "failed"
+    assert "unpacks to more than" in doc["failure_reason"]
+
+
+def test_too_much_extracted_text_is_refused(tenant, monkeypatch,
+                                            django_capture_on_commit_callbacks):
+    from knowledge import extract
+
+    monkeypatch.setattr(extract, "MAX_TEXT_CHARS", 1000)
+    doc = _upload(tenant, "long.txt", b"word " * 400, django_capture_on_commit_callbacks)
+    assert doc["status"] == "failed"
+    assert "more than 10 MB of text" in doc["failure_reason"]
+
+
+def test_a_parser_crash_is_a_reason_not_a_500(tenant, monkeypatch,
+                                              django_capture_on_commit_callbacks):
+    """Whatever pypdf raises on hostile input ends the document `failed`."""
+    import pypdf
+
+    def explode(*_args, **_kwargs):
+        raise MemoryError("a pathological file")
+
+    data = make_pdf(["x"])
+    monkeypatch.setattr(pypdf, "PdfReader", explode)
+    doc = _upload(tenant, "hostile.pdf", data, django_capture_on_commit_callbacks)
+    assert doc["status"] == "failed"
+    assert doc["failure_reason"] == "The PDF could not be read (MemoryError)."
