@@ -236,3 +236,20 @@ def test_intercom_live_import(live, site, settings, django_capture_on_commit_cal
     assert site.requests[0][1]["Authorization"] == "Bearer tok"
     assert sorted(d["name"] for d in client.get(DOCS).json()["data"]) == [
         "Billing", "Live chat hours"]
+
+
+def test_a_slow_help_center_is_cut_at_the_budget(live, site, settings,
+                                                 django_capture_on_commit_callbacks):
+    settings.KNOWLEDGE_ZENDESK_BASE_URL = site.base_url + "/{subdomain}"
+    settings.KNOWLEDGE_HELP_CENTER_BUDGET = 0.5
+
+    def hang(_handler):
+        site.release.wait(10)  # answers only after the import has given up
+        return _json({"articles": [], "next_page": None})
+
+    site.routes["/acme/api/v2/help_center/en-us/articles.json?per_page=100&sort_by=position"
+                "&sort_order=asc"] = hang
+    response = _import(live.client(), django_capture_on_commit_callbacks, subdomain="acme")
+    site.release.set()
+    assert response.status_code == 502
+    assert "timeout" in response.json()["error"]["message"]
