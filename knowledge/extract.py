@@ -68,15 +68,16 @@ def _sniff(data: bytes) -> str:
     return "html" if _HTML_SNIFF.match(data[:2048]) else "text"
 
 
-def detect_type(name: str, data: bytes) -> str:
+def detect_type(name: str, data: bytes, *, name_is_hint: bool = False) -> str:
     """`pdf`, `docx`, `html`, `md` or `txt`; UnreadableDocument when the content is none of
-    them or the name says another type than the content."""
+    them or the name says another type than the content. A name that is only a hint (a web
+    server's Content-Type) gives way to a PDF or DOCX signature instead."""
     if not data:
         raise UnreadableDocument("The file is empty.")
     extension = extension_of(name)
     sniffed = _sniff(data)
     if sniffed in ("pdf", "docx"):
-        if extension and extension != sniffed:
+        if extension and extension != sniffed and not name_is_hint:
             raise UnreadableDocument(f"The file is named .{extension} but its content is a "
                                      f"{sniffed.upper()} document.")
         return sniffed

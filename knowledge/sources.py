@@ -228,7 +228,7 @@ def prepare(document: Document, *, refetch: bool = False) -> Document:
     else:
         return document
     try:
-        kind = extract.detect_type(name, data)
+        kind = extract.detect_type(name, data, name_is_hint=document.source_type == "url")
         text = extract.extract_text(kind, data)
     except extract.UnreadableDocument as exc:
         Document.objects.filter(pk=document.pk).update(size_bytes=len(data))

@@ -170,6 +170,17 @@ def test_url_document_is_fetched_extracted_and_indexed(tenant, site,
     assert [path for path, _ in site.requests] == ["/hours", "/guide.pdf"]
 
 
+def test_a_mislabelled_url_response_is_read_by_its_content(tenant, site,
+                                                           django_capture_on_commit_callbacks):
+    site.routes["/download"] = (200, {"Content-Type": "text/html"},
+                                make_pdf(["Served with the wrong content type."]))
+    client = tenant.client()
+    response = post_json(client, {"source_type": "url", "source_url": site.url("/download")},
+                         django_capture_on_commit_callbacks)
+    doc = get_doc(client, response.json()["data"]["id"])
+    assert (doc["status"], doc["type"]) == ("ready", "pdf")
+
+
 def test_url_documents_that_cannot_be_read_end_failed(tenant, site, settings,
                                                       django_capture_on_commit_callbacks):
     settings.KNOWLEDGE_URL_FETCH_TIMEOUT = 0.5
