@@ -85,8 +85,9 @@ class DocumentViewSet(mixins.ListModelMixin, TenantViewSet):
                  "application/json": s.DocumentMarkdownSerializer},
         responses={201: s.DocumentSerializer},
         description=(
-            "Multipart `file` (TXT, MD or HTML, checked by content; 10 MB) or JSON "
-            "`{source_type: markdown, name, content}`. The document answers `processing`; "
+            "Multipart `file` (PDF, DOCX, TXT, MD or HTML, checked by content; 10 MB) or JSON "
+            "`{source_type: markdown, name, content}` or `{source_type: url, source_url, "
+            "name?, metadata?}`. The document answers `processing`; "
             "indexing runs in the background (`ready` or `failed` with `failure_reason`, "
             "progress in `chunks_done`/`chunks_total`). `require_approval` keeps it "
             "`pending`: never retrieved until approved."))
