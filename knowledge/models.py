@@ -31,11 +31,16 @@ class KnowledgeBase(TenantModel):
     id = PublicIdField(prefix="kb")
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True, default="")
+    # The organization-wide base behind /api/v1/ai/kb (one per organization, made on use).
+    is_org_default = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         indexes = [models.Index(fields=["organization", "id"])]
+        constraints = [models.UniqueConstraint(
+            fields=["organization"], condition=models.Q(is_org_default=True),
+            name="knowledge_kb_one_org_default")]
 
 
 class Document(TenantModel):
@@ -43,8 +48,13 @@ class Document(TenantModel):
     knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE,
                                        related_name="documents")
     name = models.CharField(max_length=255)
-    type = models.CharField(max_length=12)  # txt | md | html | markdown
-    source_type = models.CharField(max_length=12, default="upload")  # upload | markdown
+    type = models.CharField(max_length=12)  # pdf | docx | txt | md | html | markdown
+    # upload | markdown | url | help_center
+    source_type = models.CharField(max_length=12, default="upload")
+    source_url = models.URLField(max_length=2048, blank=True, default="")
+    # A help-center article's `<provider>:<article id>`: a re-import updates, not duplicates.
+    external_id = models.CharField(max_length=200, blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
     size_bytes = models.PositiveIntegerField(default=0)
     content_sha256 = models.CharField(max_length=64, blank=True, default="")
     content = models.TextField(blank=True, default="")  # the extracted plain text
@@ -74,10 +84,25 @@ class Document(TenantModel):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        indexes = [models.Index(fields=["organization", "knowledge_base", "id"])]
         constraints = [models.UniqueConstraint(
             fields=["knowledge_base", "slug"], condition=models.Q(slug__isnull=False),
             name="knowledge_document_kb_slug")]
+        indexes = [models.Index(fields=["organization", "knowledge_base", "id"]),
+                   models.Index(fields=["knowledge_base", "external_id"],
+                                condition=~models.Q(external_id=""),
+                                name="knowledge_doc_external_id")]
+
+
+class DocumentSource(TenantModel):
+    """The uploaded bytes of a document, kept until its text is extracted (the worker reads
+    them; a retry after a failed extraction reads them again). Its own table so a document
+    list never loads up to 10 MB per row."""
+
+    document = models.OneToOneField(Document, on_delete=models.CASCADE, primary_key=True,
+                                    related_name="source")
+    file_name = models.CharField(max_length=255, blank=True, default="")
+    data = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
 
 
 class Chunk(TenantModel):

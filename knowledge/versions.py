@@ -37,7 +37,8 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _snapshot(document: Document, *, replaced_by: str, actor: str) -> DocumentVersion:
+def snapshot(document: Document, *, replaced_by: str, actor: str) -> DocumentVersion:
+    """Keep the document's current head as an immutable version (before it changes)."""
     data = document.content.encode()
     retained = len(data) <= max_bytes()
     return DocumentVersion.objects.create(
@@ -62,7 +63,7 @@ def replace_content(*, principal: Principal, document: Document, content: str,
             locked.name = name[:255]
             locked.save(update_fields=["name", "updated_at"])
             return locked
-        _snapshot(locked, replaced_by=replaced_by, actor=principal.actor_id)
+        snapshot(locked, replaced_by=replaced_by, actor=principal.actor_id)
         previous = locked.version
         locked.version += 1
         locked.content, locked.content_sha256 = content, digest

@@ -5,8 +5,8 @@ Only the finished operations are routed; see docs/knowledge.md for what is still
 
 from django.urls import path
 
+from . import kb_views, views
 from . import manage_views as mv
-from . import views
 
 K = views.KnowledgeBaseViewSet
 D = views.DocumentViewSet
@@ -46,6 +46,16 @@ urlpatterns = [
     path("ai/kb/connectors", mv.ConnectorCatalogView.as_view(), name="ai-kb-connectors"),
     path("ai/kb/connectors/<str:pk>", mv.ConnectorCatalogDetailView.as_view(),
          name="ai-kb-connector-detail"),
+    path("ai/kb/documents", kb_views.OrgKBDocumentViewSet.as_view(
+        {"get": "list", "post": "create"}), name="ai-kb-document-list"),
+    path("ai/kb/documents/<str:pk>", kb_views.OrgKBDocumentViewSet.as_view(
+        {"get": "retrieve", "delete": "destroy"}), name="ai-kb-document-detail"),
+    path("ai/kb/documents/<str:pk>/reindex", kb_views.OrgKBDocumentViewSet.as_view(
+        {"post": "reindex"}), name="ai-kb-document-reindex"),
+    path("ai/kb/documents/<str:pk>/verify", kb_views.OrgKBDocumentViewSet.as_view(
+        {"post": "verify"}), name="ai-kb-document-verify"),
+    path("ai/kb/import/help-center", kb_views.HelpCenterImportView.as_view(),
+         name="ai-kb-import-help-center"),
     path("ai/kb/search", views.KBSearchView.as_view(), name="ai-kb-search"),
     path("ai/kb/answers", views.KBAnswersView.as_view(), name="ai-kb-answers"),
 ]

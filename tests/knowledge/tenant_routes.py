@@ -67,3 +67,20 @@ register(TenantRoute(name="knowledge-connectors", detail_url="/api/v1/knowledge-
 register(TenantRoute(name="knowledge-connector-sync",
                      detail_url="/api/v1/knowledge-bases/{id}/sync", create=_connector,
                      methods=("POST",)))
+def _org_document(tenant) -> str:
+    """A document of the organization-wide base behind /ai/kb."""
+    with tenant_context(tenant.org):
+        kb = KnowledgeBase.objects.create(organization=tenant.org, name="Org base",
+                                          is_org_default=True)
+        return Document.objects.create(organization=tenant.org, knowledge_base=kb,
+                                       name="secret", type="markdown", content="secret",
+                                       status="failed").pk
+
+
+register(TenantRoute(name="ai-kb-documents", list_url="/api/v1/ai/kb/documents",
+                     detail_url="/api/v1/ai/kb/documents/{id}", create=_org_document,
+                     methods=("GET", "DELETE")))
+for _action in ("reindex", "verify"):
+    register(TenantRoute(name=f"ai-kb-document-{_action}",
+                         detail_url="/api/v1/ai/kb/documents/{id}/" + _action,
+                         create=_org_document, methods=("POST",)))
