@@ -40,6 +40,7 @@ api_v1 = [
     path("", include("conversations.team_chat.api.urls")),
     path("", include("agents.ai.api.urls")),
     path("", include("knowledge.api.urls")),
+    path("", include("insights.api.urls")),
 ]
 
 urlpatterns = [
