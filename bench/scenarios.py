@@ -246,3 +246,9 @@ SCENARIOS += TEAM_CHAT_SCENARIOS
 from .ai_scenarios import AI_SCENARIOS  # noqa: E402
 
 SCENARIOS += AI_SCENARIOS
+
+# --- Insights (issue 22) ------------------------------------------------------------------
+
+from .insights_scenarios import INSIGHTS_SCENARIOS  # noqa: E402
+
+SCENARIOS += INSIGHTS_SCENARIOS
