@@ -30,6 +30,9 @@ class UsageRollup(TenantModel):
     cost_cents = models.BigIntegerField(default=0)
     total_tokens = models.BigIntegerField(default=0)
     calls = models.BigIntegerField(default=0)
+    # Conversations whose first usage row ever is in this quarter-hour and key: summed over
+    # any window it counts each conversation once (where it started).
+    conversations_started = models.BigIntegerField(default=0)
     first_at = models.DateTimeField()
 
     class Meta:
@@ -37,6 +40,41 @@ class UsageRollup(TenantModel):
             models.Index(fields=["organization", "bucket"], name="insights_rollup_org_bucket"),
             models.Index(fields=["bucket"], name="insights_rollup_bucket"),
         ]
+
+
+class UsageDay(TenantModel):
+    """The quarter-hour rollup summed per local day of the organization's zone (`tz`) and
+    (agent, model, channel, feature), without conversations: what a long window reads.
+    `bucket` is the day's local midnight. A day is read only once it ended before the
+    watermark and only while `DayRollupState.tz` is the organization's zone."""
+
+    organization = organization_key(db_index=False)
+    tz = models.CharField(max_length=64)
+    day = models.DateField()
+    bucket = models.DateTimeField()
+    agent_id = models.CharField(max_length=40, blank=True, default="")
+    model = models.CharField(max_length=100, blank=True, default="")
+    channel = models.CharField(max_length=16, blank=True, default="")
+    feature = models.CharField(max_length=40, blank=True, default="")
+    cost_cents = models.BigIntegerField(default=0)
+    total_tokens = models.BigIntegerField(default=0)
+    calls = models.BigIntegerField(default=0)
+    conversations_started = models.BigIntegerField(default=0)
+
+    class Meta:
+        indexes = [models.Index(fields=["organization", "day"], name="insights_day_org_day"),
+                   models.Index(fields=["day"], name="insights_day_day")]
+
+
+class DayRollupState(TenantModel):
+    """The zone an organization's day rollup is built in (rebuilt when the zone changes)."""
+
+    organization = organization_key(db_index=False)
+    tz = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["organization"],
+                                               name="insights_daystate_uniq_org")]
 
 
 class RollupState(models.Model):

@@ -18,13 +18,13 @@ from django.db import connections
 from agents.usage.models import AIUsage
 
 from .db import read_alias
-from .models import RollupState, UsageRollup
+from .models import DayRollupState, RollupState, UsageDay, UsageRollup
 
 QUARTER = timedelta(minutes=15)
 EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 ROLLUP_STATE = "usage"
 SOURCE_COLUMNS = ("bucket, agent_id, model, channel, feature, conversation_id, cost_cents, "
-                  "total_tokens, calls, first_at")
+                  "total_tokens, calls, conversations_started, first_at")
 
 
 def vendor(alias: str | None = None) -> str:
@@ -85,6 +85,16 @@ def bucket_sql(column: str, granularity: str, tz: ZoneInfo) -> tuple[str, list[A
     return sql, [tz.key for _ in slots]
 
 
+def local_day_exprs(column: str, tz_column: str) -> tuple[str, str]:
+    """(local date, its local midnight as an instant) of `column` in the zone named by the
+    column `tz_column` (the day rollup's build)."""
+    if vendor("default") == "postgresql":
+        day = f"(({column}) AT TIME ZONE {tz_column})::date"
+        return day, f"(({day})::timestamp AT TIME ZONE {tz_column})"
+    day = f"insights_local_bucket({column}, {tz_column}, 'day')"
+    return day, f"insights_local_midnight({day}, {tz_column})"
+
+
 def bucket_key(value: Any, granularity: str) -> Any:
     return as_date(value) if granularity == "day" else as_datetime(value)
 
@@ -109,6 +119,24 @@ def json_cents(column: str, key: str) -> str:
             f"THEN json_extract({column}, '$.{key}') END)")
 
 
+def started_expr(alias: str = "u") -> str:
+    """1 when the usage row is the first ever of its conversation (ties broken by id)."""
+    usage = AIUsage._meta.db_table
+    return (f"(CASE WHEN {alias}.conversation_id <> '' AND NOT EXISTS (SELECT 1 FROM {usage} p "
+            f"WHERE p.organization_id = {alias}.organization_id "
+            f"AND p.conversation_id = {alias}.conversation_id AND (p.created_at < "
+            f"{alias}.created_at OR (p.created_at = {alias}.created_at AND p.id < {alias}.id))) "
+            f"THEN 1 ELSE 0 END)")
+
+
+def rollup_state(organization) -> tuple[datetime | None, str | None]:
+    """(the watermark, the zone the organization's day rollup is built in), one query."""
+    row = fetch(f"SELECT (SELECT rolled_until FROM {RollupState._meta.db_table} WHERE name = %s), "
+                f"(SELECT tz FROM {DayRollupState._meta.db_table} WHERE organization_id = %s)",
+                [ROLLUP_STATE, organization.pk])
+    return as_datetime(row[0][0]), row[0][1]
+
+
 def watermark() -> datetime | None:
     """How far the rollup reaches (read with the figures, on the same database)."""
     row = fetch(f"SELECT rolled_until FROM {RollupState._meta.db_table} WHERE name = %s",
@@ -116,27 +144,61 @@ def watermark() -> datetime | None:
     return as_datetime(row[0][0]) if row else None
 
 
-def usage_source(organization_id: str, start: datetime, end: datetime,
-                 rolled_until: datetime | None) -> tuple[str, list[Any]]:
-    """A subquery of usage in [start, end) with the columns of `SOURCE_COLUMNS`: whole
-    quarter-hours the rollup holds come from it, the edges and anything newer than the
-    watermark from the usage rows themselves (their quarter-hour as `bucket`)."""
+def _quarters_and_rows(organization_id: str, start: datetime, end: datetime,
+                       rolled_until: datetime | None) -> tuple[list[str], list[Any]]:
     rollup, usage = UsageRollup._meta.db_table, AIUsage._meta.db_table
-    raw_select = (f"SELECT {quarter_expr('created_at')} AS bucket, agent_id, model, channel, "
-                  f"feature, conversation_id, cost_cents, total_tokens, 1 AS calls, "
-                  f"created_at AS first_at FROM {usage} WHERE organization_id = %s "
-                  f"AND created_at >= %s AND created_at < %s")
+    raw_select = (f"SELECT {quarter_expr('u.created_at')} AS bucket, u.agent_id, u.model, "
+                  f"u.channel, u.feature, u.conversation_id, u.cost_cents, u.total_tokens, "
+                  f"1 AS calls, {started_expr('u')} AS conversations_started, "
+                  f"u.created_at AS first_at FROM {usage} u WHERE u.organization_id = %s "
+                  f"AND u.created_at >= %s AND u.created_at < %s")
     inner_start = ceil_quarter(start)
     inner_end = min(floor_quarter(end), rolled_until) if rolled_until else None
     if inner_end is None or inner_start >= inner_end:
-        return raw_select, [organization_id, db_time(start), db_time(end)]
-    parts, params = [f"SELECT {SOURCE_COLUMNS} FROM {rollup} WHERE organization_id = %s "
-                     f"AND bucket >= %s AND bucket < %s"],\
-        [organization_id, db_time(inner_start), db_time(inner_end)]
+        return [raw_select], [organization_id, db_time(start), db_time(end)]
+    parts = [f"SELECT {SOURCE_COLUMNS} FROM {rollup} WHERE organization_id = %s "
+             f"AND bucket >= %s AND bucket < %s"]
+    params = [organization_id, db_time(inner_start), db_time(inner_end)]
     for low, high in ((start, inner_start), (inner_end, end)):
         if low < high:
             parts.append(raw_select)
             params += [organization_id, db_time(low), db_time(high)]
+    return parts, params
+
+
+def usage_source(organization, start: datetime, end: datetime, *, days: bool = True
+                 ) -> tuple[str, list[Any]]:
+    """A subquery of usage in [start, end) with the columns of `SOURCE_COLUMNS`: whole local
+    days from the day rollup (when `days`; it has no conversation ids), whole quarter-hours
+    from the quarter rollup, the edges and anything newer than the watermark from the usage
+    rows themselves (their quarter-hour as `bucket`)."""
+    from .window import local_midnight, org_zone
+
+    rolled_until, day_tz = rollup_state(organization)
+    tz = org_zone(organization)
+    parts: list[str] = []
+    params: list[Any] = []
+    spans = [(start, end)]
+    if days and rolled_until and day_tz and day_tz == organization.timezone == tz.key:
+        first = start.astimezone(tz).date()
+        if local_midnight(first, tz) < start:
+            first += timedelta(days=1)
+        last = min(end, rolled_until).astimezone(tz).date()
+        if first < last:
+            parts.append(f"SELECT bucket, agent_id, model, channel, feature, '' AS "
+                         f"conversation_id, cost_cents, total_tokens, calls, "
+                         f"conversations_started, bucket AS first_at FROM "
+                         f"{UsageDay._meta.db_table} WHERE organization_id = %s AND tz = %s "
+                         f"AND day >= %s AND day < %s")
+            ops = connections[read_alias()].ops
+            params += [organization.pk, tz.key, ops.adapt_datefield_value(first),
+                       ops.adapt_datefield_value(last)]
+            spans = [(start, local_midnight(first, tz)), (local_midnight(last, tz), end)]
+    for low, high in spans:
+        if low < high:
+            more, more_params = _quarters_and_rows(organization.pk, low, high, rolled_until)
+            parts += more
+            params += more_params
     return " UNION ALL ".join(parts), params
 
 
@@ -171,9 +233,19 @@ def _sqlite_local_bucket(text: str | None, tz: str, granularity: str) -> str | N
     return _sqlite_text(hour_start(moment, zone))
 
 
+def _sqlite_local_midnight(day: str | None, tz: str) -> str | None:
+    from .window import local_midnight
+
+    if day is None:
+        return None
+    return _sqlite_text(local_midnight(date.fromisoformat(str(day)[:10]), ZoneInfo(tz)))
+
+
 def register_sqlite_functions(sender, connection, **kwargs) -> None:
     if connection.vendor != "sqlite":
         return
     raw = connection.connection
     raw.create_function("insights_quarter", 1, _sqlite_quarter, deterministic=True)
     raw.create_function("insights_local_bucket", 3, _sqlite_local_bucket, deterministic=True)
+    raw.create_function("insights_local_midnight", 2, _sqlite_local_midnight,
+                        deterministic=True)

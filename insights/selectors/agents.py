@@ -54,8 +54,8 @@ def roi_config(organization) -> dict[str, Any]:
 
 
 def _cost_rows(organization, window: Window, bucket: bool, agent_id: str | None):
-    source, params = sql.usage_source(organization.pk, window.start, window.end,
-                                      sql.watermark())
+    source, params = sql.usage_source(organization, window.start, window.end,
+                                      days=not bucket or window.granularity == "day")
     where, extra = "s.agent_id <> ''", []
     if agent_id:
         where, extra = "s.agent_id = %s", [agent_id]
@@ -65,7 +65,7 @@ def _cost_rows(organization, window: Window, bucket: bool, agent_id: str | None)
                          f"FROM ({source}) s WHERE {where} GROUP BY b",
                          [*bparams, *params, *extra])
     return sql.fetch(f"SELECT s.agent_id, SUM(s.cost_cents), SUM(s.calls), "
-                     f"COUNT(DISTINCT NULLIF(s.conversation_id, '')), MIN(s.model), "
+                     f"SUM(s.conversations_started), MIN(s.model), "
                      f"MAX(s.model) FROM ({source}) s WHERE {where} GROUP BY s.agent_id",
                      [*params, *extra])
 

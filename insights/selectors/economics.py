@@ -70,8 +70,7 @@ def cost_economics(organization, window: Window) -> dict[str, Any]:
         f"SELECT kind, COALESCE(SUM((COALESCE(duration_seconds, 0) + 59) / 60), 0) "
         f"FROM {Recording._meta.db_table} WHERE organization_id = %s AND created_at >= %s "
         f"AND created_at < %s GROUP BY kind", [organization.pk, low, high])
-    source, params = sql.usage_source(organization.pk, window.start, window.end,
-                                      sql.watermark())
+    source, params = sql.usage_source(organization, window.start, window.end)
     tokens = int(sql.fetch(f"SELECT COALESCE(SUM(s.total_tokens), 0) FROM ({source}) s",
                            params)[0][0])
     counts = {channel: int(n) for channel, n in messages}

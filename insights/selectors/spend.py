@@ -22,26 +22,27 @@ GROUP_COLUMNS = {"agent": "agent_id", "model": "model", "conversation": "convers
 UNATTRIBUTED = "unattributed"
 
 
-def _source(organization, start: datetime, end: datetime) -> tuple[str, list[Any]]:
-    return sql.usage_source(organization.pk, start, end, sql.watermark())
+def _source(organization, start: datetime, end: datetime, *, days: bool = True
+            ) -> tuple[str, list[Any]]:
+    return sql.usage_source(organization, start, end, days=days)
 
 
 def summary(organization, window: Window, *, group_by: str, limit: int) -> dict[str, Any]:
-    source, params = _source(organization, window.start, window.end)
+    source, params = _source(organization, window.start, window.end,
+                             days=group_by != "conversation")
     column = GROUP_COLUMNS[group_by]
-    totals_row = sql.fetch(
-        f"SELECT COALESCE(SUM(s.total_tokens), 0), COALESCE(SUM(s.cost_cents), 0), "
-        f"COUNT(DISTINCT NULLIF(s.conversation_id, '')), COALESCE(SUM(s.calls), 0) "
-        f"FROM ({source}) s", params)[0]
+    # One statement: the groups, and the totals over every group as window sums.
     rows = sql.fetch(
         f"SELECT s.{column}, SUM(s.total_tokens), SUM(s.cost_cents), "
-        f"COUNT(DISTINCT NULLIF(s.conversation_id, '')), MIN(s.model), MAX(s.model), "
-        f"SUM(s.calls), COUNT(*) OVER () "
+        f"SUM(s.conversations_started), MIN(s.model), MAX(s.model), SUM(s.calls), "
+        f"COUNT(*) OVER (), SUM(SUM(s.total_tokens)) OVER (), SUM(SUM(s.cost_cents)) OVER (), "
+        f"SUM(SUM(s.conversations_started)) OVER (), SUM(SUM(s.calls)) OVER () "
         f"FROM ({source}) s GROUP BY s.{column} "
         f"ORDER BY SUM(s.cost_cents) DESC, s.{column} ASC LIMIT %s", [*params, limit])
+    totals_row = [int(v or 0) for v in rows[0][8:12]] if rows else [0, 0, 0, 0]
     names = agents_by_id(organization, {r[0] for r in rows}) if group_by == "agent" else {}
     groups = []
-    for key, tokens, cost, conversations, low_model, high_model, calls, _ in rows:
+    for key, tokens, cost, conversations, low_model, high_model, calls, *_ in rows:
         label: str | None = key or UNATTRIBUTED
         if group_by == "agent" and key:
             label = (names.get(key) or {}).get("name")
@@ -65,7 +66,8 @@ def summary(organization, window: Window, *, group_by: str, limit: int) -> dict[
 
 
 def timeseries(organization, window: Window) -> dict[str, Any]:
-    source, params = _source(organization, window.start, window.end)
+    source, params = _source(organization, window.start, window.end,
+                             days=window.granularity == "day")
     bucket, bucket_params = sql.bucket_sql("s.bucket", window.granularity, window.tz)
     rows = sql.fetch(
         f"SELECT {bucket} AS b, SUM(s.total_tokens), SUM(s.cost_cents) FROM ({source}) s "
@@ -82,7 +84,7 @@ def timeseries(organization, window: Window) -> dict[str, Any]:
 
 
 def top_conversations(organization, window: Window, *, limit: int) -> dict[str, Any]:
-    source, params = _source(organization, window.start, window.end)
+    source, params = _source(organization, window.start, window.end, days=False)
     conversations = Conversation._meta.db_table
     rows = sql.fetch(
         f"SELECT t.conversation_id, t.agent_id, t.low_model, t.high_model, t.tokens, t.cost, "
@@ -147,7 +149,8 @@ def overview(organization, now: datetime | None = None) -> dict[str, Any]:
     # The same span of last month, to the quarter-hour, never past its end.
     prev_end = min(sql.floor_quarter(prev_start + (now - month_start)), month_start)
     start = min(prev_start, last7)
-    source, params = _source(organization, start, now)
+    # Quarter-hours, not days: last month's span ends inside a day.
+    source, params = _source(organization, start, now, days=False)
     rows = sql.fetch(
         "SELECT "
         "COALESCE(SUM(CASE WHEN s.bucket >= %s THEN s.cost_cents END), 0), "

@@ -55,3 +55,43 @@ def test_rebuild_after_a_backfill(tenant):
         rollup.rebuild()
         assert UsageRollup.objects.for_organization(org).count() == 1
         assert total(client) == 4
+
+
+def test_whole_days_come_from_the_day_rollup(tenant):
+    from insights.models import UsageDay
+
+    org, client = tenant.org, tenant.client()
+    usage(org, at("2026-03-10T10:00:00Z"), cost=5, conversation_id="cnv_a")
+    usage(org, at("2026-03-11T23:30:00Z"), cost=7, conversation_id="cnv_a")
+    window = {"from": "2026-03-10T00:00:00Z", "to": "2026-03-12T00:00:00Z"}
+    with time_machine.travel(NOW, tick=False):
+        rollup.refresh()
+        days = UsageDay.objects.for_organization(org).order_by("day")
+        assert [(d.day.isoformat(), d.cost_cents, d.conversations_started) for d in days] == [
+            ("2026-03-10", 5, 1), ("2026-03-11", 7, 0)]
+        with tenant_context(org):
+            AIUsage.objects.all().delete()
+            UsageRollup.objects.all().delete()
+        body = data(get(client, "llm-spend/summary", **window))
+        assert (body["totals"]["total_cost_cents"], body["totals"]["conversation_count"]) == (
+            12, 1)
+        series = data(get(client, "llm-spend/timeseries", **window))["series"]
+        assert [p["total_cost_cents"] for p in series] == [5, 7]
+
+
+def test_a_zone_change_never_reads_days_of_the_old_zone(tenant):
+    from insights.models import DayRollupState
+
+    org, client = tenant.org, tenant.client()
+    usage(org, at("2026-03-11T03:30:00Z"), cost=7)  # 03-10 23:30 in New York
+    window = {"from": "2026-03-10T00:00:00-05:00", "to": "2026-03-12T00:00:00-04:00"}
+    with time_machine.travel(NOW, tick=False):
+        rollup.refresh()
+        org.timezone = "America/New_York"
+        org.save(update_fields=["timezone"])
+        series = data(get(client, "llm-spend/timeseries", **window))["series"]
+        assert [p["total_cost_cents"] for p in series] == [7, 0]  # before the rebuild
+        rollup.refresh()
+        assert DayRollupState.objects.for_organization(org).get().tz == "America/New_York"
+        series = data(get(client, "llm-spend/timeseries", **window))["series"]
+        assert [p["total_cost_cents"] for p in series] == [7, 0]
