@@ -46,7 +46,7 @@ def ensure_usage(org, rows: int) -> int:
     from agents.agent_models import Agent
     from agents.usage.models import AIUsage
     from insights import rollup
-    from insights.models import UsageRollup
+    from insights.models import UsageDay, UsageRollup
 
     agents = list(Agent.objects.for_organization(org).filter(name__startswith="Bench agent ")
                   .order_by("name").values_list("pk", flat=True))
@@ -74,11 +74,12 @@ def ensure_usage(org, rows: int) -> int:
                 "%s + make_interval(secs => i * %s) FROM generate_series(0, %s - 1) AS i",
                 [ID_PREFIX, org.pk, agents, start, step, rows])
         rollup.rebuild()
-        with connection.cursor() as cursor:
-            cursor.execute(f"ANALYZE {AIUsage._meta.db_table}")
-            cursor.execute(f"ANALYZE {UsageRollup._meta.db_table}")
     else:
         rollup.refresh()
+    # Planner statistics of the fresh tables (autovacuum's job in production).
+    with connection.cursor() as cursor:
+        for model in (AIUsage, UsageRollup, UsageDay):
+            cursor.execute(f"ANALYZE {model._meta.db_table}")
     return seeded.count()
 
 
