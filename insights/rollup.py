@@ -103,9 +103,21 @@ def _rebuild_changed_zones() -> None:
         changed = cursor.fetchall()
     for organization_id, tz in changed:
         UsageDay.objects.dangerously_unscoped().filter(organization_id=organization_id).delete()
-        DayRollupState.objects.dangerously_unscoped().update_or_create(
-            organization_id=organization_id, defaults={"tz": tz})
+        DayRollupState.objects.dangerously_unscoped().filter(
+            organization_id=organization_id).delete()
+        if not _zone_known_to_database(tz):
+            continue  # no day rows: its reads take the quarter-hours (still exact)
+        DayRollupState.objects.dangerously_unscoped().create(organization_id=organization_id,
+                                                             tz=tz)
         _insert_days(date.min, organization_id)
+
+
+def _zone_known_to_database(tz: str) -> bool:
+    if connection.vendor != "postgresql":
+        return True  # SQLite converts with Python's zoneinfo
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_timezone_names WHERE name = %s", [tz])
+        return cursor.fetchone() is not None
 
 
 def roll_days(since: date) -> None:

@@ -1,7 +1,9 @@
 # ruff: noqa: S608 - table names come from the models; every value is a bound parameter
 """Agent figures (Document 3, 4.4): ROI, containment, comparison and benchmarks.
 
-- Cost: the agent's usage (`AIUsage.agent_id`) in the window.
+- Cost: the agent's usage (`AIUsage.agent_id`) in the window. `conversation_count`: its
+  AI-led conversations created in the window, or the conversations whose first usage row
+  in the window names it, whichever is larger.
 - Attributed revenue: tracked events (`POST /events/track`) named in
   `INSIGHTS_CONVERSION_EVENTS` (default `conversion`, `outcome`) that occurred in the
   window and name the agent, by `properties.agent_id` or through

@@ -1,7 +1,10 @@
 # ruff: noqa: S608 - table names come from the models; every value is a bound parameter
 """LLM spend (Document 3, 4.4 `/llm-spend/*`): overview, summary, time series, top
 conversations and spend by channel. Costs are the usage rows' `cost_cents` (integer cents
-of the wallet currency, never converted)."""
+of the wallet currency, never converted). `conversation_count` counts each conversation
+once, in the window and group of its first usage row ever (so it adds up across days and
+groups; with `groupBy=conversation` it is 1 for a conversation that started in the
+window, else 0)."""
 
 from __future__ import annotations
 

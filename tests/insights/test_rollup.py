@@ -95,3 +95,19 @@ def test_a_zone_change_never_reads_days_of_the_old_zone(tenant):
         assert DayRollupState.objects.for_organization(org).get().tz == "America/New_York"
         series = data(get(client, "llm-spend/timeseries", **window))["series"]
         assert [p["total_cost_cents"] for p in series] == [7, 0]
+
+
+def test_a_zone_the_database_does_not_know_never_stops_the_job(tenant, other_tenant):
+    from insights.models import DayRollupState
+
+    tenant.org.timezone = "Mars/Olympus_Mons"  # stored behind the API's back
+    tenant.org.save(update_fields=["timezone"])
+    usage(tenant.org, at("2026-03-10T10:00:00Z"), cost=5)
+    usage(other_tenant.org, at("2026-03-10T10:00:00Z"), cost=6)
+    with time_machine.travel(NOW, tick=False):
+        rollup.refresh()
+        assert not DayRollupState.objects.for_organization(tenant.org).exists()
+        assert DayRollupState.objects.for_organization(other_tenant.org).get().tz == "UTC"
+        body = data(get(tenant.client(), "llm-spend/summary", **{
+            "from": "2026-03-09T00:00:00Z", "to": "2026-03-12T00:00:00Z"}))
+    assert body["totals"]["total_cost_cents"] == 5  # from the quarter-hours, UTC buckets
