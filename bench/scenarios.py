@@ -252,3 +252,8 @@ SCENARIOS += AI_SCENARIOS
 from .loyalty_scenarios import LOYALTY_SCENARIOS  # noqa: E402
 
 SCENARIOS += LOYALTY_SCENARIOS
+# --- Insights (issue 22) ------------------------------------------------------------------
+
+from .insights_scenarios import INSIGHTS_SCENARIOS  # noqa: E402
+
+SCENARIOS += INSIGHTS_SCENARIOS

@@ -85,3 +85,8 @@ BEAT_SCHEDULE["knowledge-sync-due-connectors"] = {
     "task": "knowledge.sync_due_connectors",
     "schedule": 60.0,
 }
+BEAT_SCHEDULE["insights-refresh"] = {
+    # The AI usage rollup per quarter-hour (insights/rollup.py), then the budget alerts.
+    "task": "insights.refresh",
+    "schedule": 60.0,
+}

@@ -178,6 +178,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
         _prepare_threshold or None)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Read replica: DATABASE_REPLICA_URL adds the `replica` alias; the router sends the insights
+# reads there (insights/db.py); every write and every other read stays on `default`.
+DATABASE_REPLICA_ALIAS = None
+if env.str("DATABASE_REPLICA_URL", default=""):
+    DATABASES["replica"] = {**DATABASES["default"], **env.db("DATABASE_REPLICA_URL")}
+    DATABASE_REPLICA_ALIAS = "replica"
+DATABASE_ROUTERS = ["insights.db.ReplicaRouter"]
 
 REDIS_URL = env.str("REDIS_URL", default="")
 CACHE_KEY_PREFIX = env.str("CACHE_KEY_PREFIX", default="engage")
