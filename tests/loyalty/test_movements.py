@@ -134,3 +134,17 @@ def test_redeem_is_idempotent_with_a_key(tenant):
     assert first.status_code == again.status_code == 201
     assert first.json()["data"]["id"] == again.json()["data"]["id"]
     assert member(tenant, contact["id"])["balance"]["available"] == 6
+
+
+def test_redemptions_and_adjustments_cannot_be_tracked_through_events_track(tenant):
+    """Only loyalty's own endpoints record its movements: a key with events:write cannot
+    credit or debit points by tracking the reserved names."""
+    contact = make_contact(tenant)
+    for name in ("loyalty.points_adjusted", "loyalty.points_redeemed"):
+        response = tenant.client().post(
+            "/api/v1/events/track",
+            {"event": name, "contact_email": contact["email"], "properties": {"points": 500}},
+            format="json")
+        assert response.status_code == 422, response.content
+        assert response.json()["error"]["code"] == "VALIDATION_ERROR"
+    assert member(tenant, contact["id"])["balance"]["available"] == 0
