@@ -36,7 +36,20 @@ def _cents(value: Any) -> bool:
 
 
 def _key(value: Any) -> bool:
-    return isinstance(value, str) and 1 <= len(value) <= MAX_KEY
+    """A name we store or echo: printable text that PostgreSQL's jsonb accepts (no NUL, no
+    lone surrogate), 1-64 characters."""
+    if not (isinstance(value, str) and 1 <= len(value) <= MAX_KEY and value.isprintable()):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _named(value: Any) -> str:
+    """How a dropped key is named back: itself when it is a readable name."""
+    return value if _key(value) else "(unreadable key)"
 
 
 # --- budget ------------------------------------------------------------------------------
@@ -71,7 +84,7 @@ def budget_update(*, principal: Principal, body: dict[str, Any], request=None
                 thresholds = dict(row.channel_thresholds or {})
                 for channel, cents in given.items():
                     if not _key(channel):
-                        dropped.append(f"channel_thresholds.{str(channel)[:MAX_KEY]}")
+                        dropped.append(f"channel_thresholds.{_named(channel)}")
                     elif cents is None:
                         thresholds.pop(channel, None)
                     elif _cents(cents):
@@ -83,7 +96,7 @@ def budget_update(*, principal: Principal, body: dict[str, Any], request=None
                 dropped.append("channel_thresholds")
         known = {"monthly_cap_cents", "daily_cap_cents", "alert_at_percent",
                  "channel_thresholds"}
-        dropped += sorted(k for k in body if k not in known)
+        dropped += sorted(_named(k) for k in body if k not in known)
         row.save()
         audit_record(action="insights.budget_updated", principal=principal, target=row,
                      request=request, metadata={"dropped": dropped, "fields": sorted(

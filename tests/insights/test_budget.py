@@ -99,6 +99,17 @@ def test_out_of_range_values_are_dropped(tenant):
     assert refused.json()["error"]["details"]["issues"][0]["field"] == "body"
 
 
+def test_keys_the_database_cannot_store_are_dropped_not_a_500(tenant):
+    """A NUL or a lone surrogate in a key can be neither stored in jsonb (the audit row,
+    the thresholds) nor echoed as itself: it is dropped under a placeholder name."""
+    client = tenant.client()
+    raw = '{"col\\u0000our": 1, "\\ud800": 2, "channel_thresholds": {"s\\u0000ms": 5, "rcs": 7}}'
+    body = data(client.put(BUDGET, raw, content_type="application/json"))
+    assert sorted(body["dropped"]) == sorted(["(unreadable key)", "(unreadable key)",
+                                              "channel_thresholds.(unreadable key)"])
+    assert body["channel_thresholds"] == {"rcs": 7}
+
+
 def _alerts(org):
     return list(Event.objects.for_organization(org).filter(type="ai.budget.alert")
                 .order_by("created_at").values_list("data", flat=True))
