@@ -13,15 +13,18 @@ from agents import engine
 from agents.usage.models import AIUsage
 from platform_core.tenancy.context import tenant_context
 
-from .test_runtime import (  # noqa: F401 - fixtures
+from . import test_runtime
+from .test_runtime import (
     ORDER_TOOL,
     agent_turns,
     deploy_agent,
-    hook,
     inbound,
-    knowledge,
     replies,
 )
+
+# Fixtures shared with the sandbox tests.
+hook = test_runtime.hook
+knowledge = test_runtime.knowledge
 
 pytestmark = pytest.mark.django_db
 
