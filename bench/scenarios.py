@@ -246,3 +246,9 @@ SCENARIOS += TEAM_CHAT_SCENARIOS
 from .ai_scenarios import AI_SCENARIOS  # noqa: E402
 
 SCENARIOS += AI_SCENARIOS
+
+# --- AI agents (issue 18) -----------------------------------------------------------------
+
+from .agent_scenarios import AGENT_SCENARIOS  # noqa: E402
+
+SCENARIOS += AGENT_SCENARIOS

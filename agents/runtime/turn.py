@@ -35,6 +35,7 @@ DEFAULTS = {"min_confidence": 0.3, "max_unresolved_turns": 5, "max_tool_steps": 
             "message": "Let me connect you with a member of our team."}
 THREAD_TURNS = 10
 RETRIEVAL_LIMIT = 4
+CONTEXT_SOURCES = 3
 FEATURE = "agent.reply"
 _MARKER = re.compile(r"\[(\d{1,2})\]")
 
@@ -217,7 +218,10 @@ def _answer(organization, conversation, agent: Agent, message, config: dict[str,
     text = message.body or ""
     query = safety.redact(text) if redact else text
     hits = _retrieve(organization, agent, query)
-    messages = [{"role": "system", "content": _system(agent, hits)},
+    # Only sources relevant enough go in the prompt: less noise and fewer tokens for a live
+    # model, fewer sentences for the local engine to embed.
+    sources = [h for h in hits if h.similarity >= config["min_confidence"]][:CONTEXT_SOURCES]
+    messages = [{"role": "system", "content": _system(agent, sources)},
                 *_thread(organization, conversation, message, redact)]
     local = engine.get_engine(organization).name == "local"
     offered = tools.openai_tools(agent.tools) if agent.tools else None
@@ -260,7 +264,7 @@ def _answer(organization, conversation, agent: Agent, message, config: dict[str,
     if answer is None:
         return handoff(organization, conversation, agent.pk, "cant_understand", agent=agent,
                        detail={"why": "tool_steps_exhausted", "tool_calls": used})
-    confidence = hits[0].similarity if hits else None
+    confidence = max((h.similarity for h in hits), default=None)
     grounded = bool(hits) or bool((agent.config or {}).get("knowledge_base_ids"))
     if not used and grounded and (confidence or 0.0) < config["min_confidence"]:
         return handoff(organization, conversation, agent.pk, "cant_understand", agent=agent,
@@ -268,7 +272,7 @@ def _answer(organization, conversation, agent: Agent, message, config: dict[str,
     if (agent.safety_config or {}).get("content_filter") and safety.blocked(answer):
         return handoff(organization, conversation, agent.pk, "policy_block", agent=agent,
                        detail={"why": "content_filter_output"})
-    answer, cited = citations_for(answer, hits if not used else [])
+    answer, cited = citations_for(answer, sources if not used else [])
     if not answer:
         return handoff(organization, conversation, agent.pk, "cant_understand", agent=agent,
                        detail={"why": "empty_answer"})
