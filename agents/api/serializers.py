@@ -40,7 +40,7 @@ def check_parameters_schema(value: Any) -> dict[str, Any]:
     return value
 
 
-class ToolSerializer(serializers.Serializer):
+class AgentToolSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=64)
     description = serializers.CharField(max_length=1024, allow_blank=True, required=False,
                                         default="")
@@ -88,7 +88,7 @@ class AgentInSerializer(serializers.Serializer):
     model = serializers.CharField(max_length=100)
     system_prompt = serializers.CharField(max_length=100_000, allow_blank=True,
                                           required=False, default="")
-    tools = ToolSerializer(many=True, required=False, default=list)
+    tools = AgentToolSerializer(many=True, required=False, default=list)
     safety_config = SafetySerializer(required=False)
     channels = serializers.ListField(child=serializers.ChoiceField(choices=CHANNELS),
                                      max_length=len(CHANNELS), required=False, default=list)
