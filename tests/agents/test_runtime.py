@@ -49,6 +49,7 @@ class HookServer:
     requests: list[dict[str, Any]] = field(default_factory=list)
     status: int = 200
     answer: Any = None
+    hold: threading.Event | None = None  # set: the endpoint answers only once released
 
     def bodies(self) -> list[dict[str, Any]]:
         return [json.loads(r["body"]) for r in self.requests]
@@ -68,6 +69,8 @@ def hook(settings):
 
         def do_POST(self) -> None:  # noqa: N802
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if server_state.hold is not None:
+                server_state.hold.wait(10)
             server_state.requests.append({"path": self.path, "body": raw,
                                           "headers": {k.lower(): v
                                                       for k, v in self.headers.items()}})
@@ -85,6 +88,8 @@ def hook(settings):
     try:
         yield server_state
     finally:
+        if server_state.hold is not None:
+            server_state.hold.set()
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
@@ -385,3 +390,42 @@ def test_deleting_the_agent_keeps_the_conversation_history(
     assert len(thread(tenant, message["conversation_id"])) == 2
     with tenant_context(tenant.org):
         assert not Agent.objects.filter(pk=agent_id).exists()
+
+
+def test_a_tool_past_its_timeout_hands_off(tenant, knowledge, hook,
+                                          django_capture_on_commit_callbacks):
+    hook.hold = threading.Event()  # never answers within the tool's 1 s
+    deploy_agent(tenant, tools=[{**ORDER_TOOL, "webhook_url": hook.url, "timeout_seconds": 1}])
+    message = inbound(tenant, django_capture_on_commit_callbacks,
+                      "What is the delivery status of my order 12345?")
+    hook.hold.set()
+    [turn] = agent_turns(tenant, message["conversation_id"])
+    assert turn["reason_category"] == "tool_failed"
+    assert "timeout" in turn["detail"]["error"]
+
+
+def test_closing_the_thread_frees_the_agents_active_count(
+        tenant, knowledge, django_capture_on_commit_callbacks):
+    agent_id = deploy_agent(tenant)
+    message = inbound(tenant, django_capture_on_commit_callbacks,
+                      "How many days do I have to ask for a refund?")
+    assert agent_record(tenant, agent_id)["active_conversations"] == 1
+    closed = tenant.client().post(f"{CONVERSATIONS}/{message['conversation_id']}/close")
+    assert closed.status_code == 200
+    assert agent_record(tenant, agent_id)["active_conversations"] == 0
+    assert agent_record(tenant, agent_id)["conversation_count"] == 1
+
+
+def test_rcs_deployment_answers_the_whole_channel(tenant, knowledge,
+                                                  django_capture_on_commit_callbacks):
+    agent_id = deploy_agent(tenant, channel="rcs")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = tenant.client().post(INBOUND, {
+            "channel": "rcs", "from": CUSTOMER, "to": "sandbox_agent",
+            "body": "How many days do I have to ask for a refund?"}, format="json")
+    assert response.status_code == 201, response.content
+    conversation_id = response.json()["data"]["conversation_id"]
+    assert conversation(tenant, conversation_id)["ai_led"] is True
+    [answer] = replies(tenant, conversation_id)
+    assert answer.endswith("(Source: Refunds)")
+    assert agent_record(tenant, agent_id)["conversation_count"] == 1
