@@ -134,6 +134,10 @@ def run_turn(organization, conversation_id: str, message_id: str) -> TurnResult:
         reason = "policy_block" if exc.code == "AI_BUDGET_EXCEEDED" else "cant_understand"
         return handoff(organization, conversation, agent_id, reason, agent=agent,
                        detail={"error": exc.code})
+    except Exception:  # a bug must not leave the customer unanswered: a person takes over
+        logger.exception("agent turn failed on %s", conversation.pk)
+        return handoff(organization, conversation, agent_id, "cant_understand", agent=agent,
+                       detail={"error": "internal"})
 
 
 # --- The model path ---------------------------------------------------------------------

@@ -429,3 +429,20 @@ def test_rcs_deployment_answers_the_whole_channel(tenant, knowledge,
     [answer] = replies(tenant, conversation_id)
     assert answer.endswith("(Source: Refunds)")
     assert agent_record(tenant, agent_id)["conversation_count"] == 1
+
+
+def test_an_unexpected_failure_hands_off_instead_of_dropping(
+        tenant, knowledge, monkeypatch, django_capture_on_commit_callbacks):
+    from agents.runtime import turn
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(turn, "_reply", broken)
+    deploy_agent(tenant)
+    message = inbound(tenant, django_capture_on_commit_callbacks,
+                      "How many days do I have to ask for a refund?")
+    [turn_row] = agent_turns(tenant, message["conversation_id"])
+    assert turn_row["reason_category"] == "cant_understand"
+    assert turn_row["detail"] == {"error": "internal"}
+    assert conversation(tenant, message["conversation_id"])["handoff_status"] == "pending"
