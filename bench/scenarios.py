@@ -252,3 +252,13 @@ SCENARIOS += AI_SCENARIOS
 from .agent_scenarios import AGENT_SCENARIOS  # noqa: E402
 
 SCENARIOS += AGENT_SCENARIOS
+# --- Loyalty (issue 22) --------------------------------------------------------------------
+
+from .loyalty_scenarios import LOYALTY_SCENARIOS  # noqa: E402
+
+SCENARIOS += LOYALTY_SCENARIOS
+# --- Insights (issue 22) ------------------------------------------------------------------
+
+from .insights_scenarios import INSIGHTS_SCENARIOS  # noqa: E402
+
+SCENARIOS += INSIGHTS_SCENARIOS

@@ -80,3 +80,13 @@ BEAT_SCHEDULE["conversations-sweep"] = {
     "task": "conversations.sweep",
     "schedule": 10.0,
 }
+BEAT_SCHEDULE["knowledge-sync-due-connectors"] = {
+    # Knowledge connectors whose scheduled sync is due (knowledge/connectors/services.py).
+    "task": "knowledge.sync_due_connectors",
+    "schedule": 60.0,
+}
+BEAT_SCHEDULE["insights-refresh"] = {
+    # The AI usage rollup per quarter-hour (insights/rollup.py), then the budget alerts.
+    "task": "insights.refresh",
+    "schedule": 60.0,
+}

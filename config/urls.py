@@ -41,6 +41,8 @@ api_v1 = [
     path("", include("agents.ai.api.urls")),
     path("", include("agents.api.urls")),
     path("", include("knowledge.api.urls")),
+    path("", include("loyalty.api.urls")),
+    path("", include("insights.api.urls")),
 ]
 
 urlpatterns = [

@@ -1,95 +1,18 @@
-"""From an uploaded file to plain text, and from plain text to chunks.
+"""From plain text to chunks (structure-aware chunking).
 
-Types are decided by the bytes, not only by the name: a file must decode as UTF-8 text
-(PDF and DOCX signatures are recognised and refused until their extractors land), and
-HTML is recognised by its markup whatever the extension. HTML is reduced to text with the
-standard library's parser: scripts, styles and other non-content elements are dropped, so
-no markup survives into a chunk (sanitising by construction). Headings become markdown
-headings so the chunker sees the structure.
+Extraction from uploaded files (PDF, DOCX, TXT, MD, HTML) lives in `knowledge/extract.py`;
+fetching URLs and the worker's extraction step in `knowledge/sources.py`.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from html.parser import HTMLParser
 
-MAX_BYTES = 10 * 1024 * 1024  # Document 3, section 8
-TEXT_TYPES = {"txt": "txt", "text": "txt", "md": "md", "markdown": "md", "html": "html",
-              "htm": "html"}
-_HTML_SNIFF = re.compile(rb"^\s*(<!doctype html|<html|<head|<body|<h[1-6]|<p[\s>]|<div)",
-                         re.IGNORECASE)
+from .extract import MAX_BYTES, UnreadableDocument, detect_type, extract_text, html_to_text
 
-
-class UnreadableDocument(ValueError):
-    """The bytes are not a document this build can read; the message says why."""
-
-
-def detect_type(name: str, data: bytes) -> str:
-    """`txt`, `md` or `html` from the content (then the name); UnreadableDocument otherwise."""
-    if data.startswith(b"%PDF"):
-        raise UnreadableDocument("PDF extraction is not available yet; upload TXT, MD or HTML.")
-    if data.startswith(b"PK\x03\x04"):
-        raise UnreadableDocument("DOCX extraction is not available yet; upload TXT, MD or "
-                                 "HTML.")
-    if b"\x00" in data[:8192]:
-        raise UnreadableDocument("The file is binary, not text.")
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UnreadableDocument("The file is not UTF-8 text.") from None
-    if _HTML_SNIFF.match(data[:2048]):
-        return "html"
-    extension = name.rsplit(".", 1)[-1].lower() if "." in name else ""
-    if extension and extension not in TEXT_TYPES:
-        raise UnreadableDocument(f"Files of type .{extension} are not supported; upload TXT, "
-                                 "MD or HTML.")
-    return TEXT_TYPES.get(extension, "txt")
-
-
-class _TextExtractor(HTMLParser):
-    _SKIP = {"script", "style", "head", "noscript", "template", "svg", "iframe", "object"}
-    _BLOCK = {"p", "div", "section", "article", "li", "ul", "ol", "br", "tr", "table",
-              "blockquote", "pre", "header", "footer", "main", "hr"}
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self._skip = 0
-
-    def handle_starttag(self, tag: str, attrs) -> None:
-        if tag in self._SKIP:
-            self._skip += 1
-        elif tag in self._BLOCK:
-            self.parts.append("\n\n")
-        elif re.fullmatch(r"h[1-6]", tag):
-            self.parts.append("\n\n" + "#" * int(tag[1]) + " ")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self._SKIP:
-            self._skip = max(0, self._skip - 1)
-        elif tag in self._BLOCK or re.fullmatch(r"h[1-6]", tag):
-            self.parts.append("\n\n")
-
-    def handle_data(self, data: str) -> None:
-        if not self._skip:
-            self.parts.append(data)
-
-
-def html_to_text(html: str) -> str:
-    parser = _TextExtractor()
-    parser.feed(html)
-    parser.close()
-    text = "".join(parser.parts)
-    lines = [re.sub(r"[ \t\r\f\v]+", " ", line).strip() for line in text.split("\n")]
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-
-
-def extract_text(kind: str, data: bytes) -> str:
-    text = data.decode("utf-8")
-    if kind == "html":
-        text = html_to_text(text)
-    return text.replace("\r\n", "\n").strip()
+__all__ = ["MAX_BYTES", "UnreadableDocument", "detect_type", "extract_text", "html_to_text",
+           "chunk_text", "count_tokens", "embedding_input", "ChunkText"]
 
 
 # --- chunking --------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ from platform_core.audit.services import audit_record
 from platform_core.errors import APIError
 from platform_core.identity.principal import Principal
 
-from . import ingest
 from .models import Chunk, Document, IndexStatus, KnowledgeBase, Moderation
 
 
@@ -69,17 +68,12 @@ def document_create(*, principal: Principal, kb: KnowledgeBase, name: str, kind:
 def document_from_upload(*, principal: Principal, kb: KnowledgeBase, uploaded,
                          name: str | None, require_approval: bool,
                          staleness_threshold_days: int | None = None) -> Document:
-    data = uploaded.read(ingest.MAX_BYTES + 1)
-    file_name = name or uploaded.name or "document"
-    try:
-        kind = ingest.detect_type(uploaded.name or file_name, data)
-        content = ingest.extract_text(kind, data)
-    except ingest.UnreadableDocument as exc:
-        raise APIError("KNOWLEDGE_DOCUMENT_UNREADABLE", str(exc)) from None
-    return document_create(principal=principal, kb=kb, name=file_name, kind=kind,
-                           source_type="upload", content=content, size_bytes=len(data),
-                           require_approval=require_approval,
-                           staleness_threshold_days=staleness_threshold_days)
+    """Stored as uploaded; the worker reads the type from the content (knowledge/sources)."""
+    from . import sources
+
+    return sources.document_from_upload(
+        principal=principal, kb=kb, uploaded=uploaded, name=name,
+        require_approval=require_approval, staleness_threshold_days=staleness_threshold_days)
 
 
 def document_delete(*, principal: Principal, document: Document) -> None:

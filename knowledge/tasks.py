@@ -8,8 +8,8 @@ from platform_core.tenancy.context import tenant_context
 
 
 @shared_task(name="knowledge.index_document")
-def index_document(document_id: str) -> str:
-    from . import indexing
+def index_document(document_id: str, refetch: bool = False) -> str:
+    from . import indexing, sources
     from .models import Document
 
     document = Document.objects.dangerously_unscoped().select_related(
@@ -17,4 +17,11 @@ def index_document(document_id: str) -> str:
     if document is None:
         return "gone"
     with tenant_context(document.organization):
+        # Uploaded bytes and URLs become text first; a failure there ends it `failed`.
+        document = sources.prepare(document, refetch=refetch)
+        if document.status == "failed":
+            return document.status
         return indexing.index_document(document).status
+
+
+from .connectors.tasks import sync_connector, sync_due_connectors  # noqa: E402, F401

@@ -61,6 +61,25 @@ SAML_CONFIG_LOADER = "platform_core.sso.saml.config_loader"
 SAML_CSP_HANDLER = ""
 # AuthnRequests go by HTTP-Redirect (the binding every configured IdP is described with).
 SAML_DEFAULT_BINDING = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect"
+# django-scim2 serves /scim/v2/{orgSlug}/ through the organization-aware hooks of
+# platform_core/sso/scim (token auth, tenancy filter, adapters, filter parsers).
+SCIM_SERVICE_PROVIDER = {
+    "NETLOC": PUBLIC_BASE_URL.split("://", 1)[-1],
+    "AUTHENTICATION_SCHEMES": [{"type": "oauthbearertoken", "name": "OAuth Bearer Token"}],
+    "WWW_AUTHENTICATE_HEADER": 'Bearer realm="scim"',
+    "USER_MODEL_GETTER": "platform_core.sso.scim.filters.scim_user_model",
+    "GROUP_MODEL": "platform_core.sso.models.ScimGroup",
+    "USER_ADAPTER": "platform_core.sso.scim.adapters.UserAdapter",
+    "GROUP_ADAPTER": "platform_core.sso.scim.adapters.GroupAdapter",
+    "USER_FILTER_PARSER": "platform_core.sso.scim.filters.UserFilterQuery",
+    "GROUP_FILTER_PARSER": "platform_core.sso.scim.filters.GroupFilterQuery",
+    "AUTH_CHECK_MIDDLEWARE": "platform_core.sso.scim.hooks.ScimTokenAuthMiddleware",
+    "BASE_LOCATION_GETTER": "platform_core.sso.scim.hooks.base_location",
+    "GET_EXTRA_MODEL_FILTER_KWARGS_GETTER": "platform_core.sso.scim.hooks.extra_filter_kwargs_getter",
+    "GET_QUERYSET_POST_PROCESSOR_GETTER": "platform_core.sso.scim.hooks.queryset_post_processor_getter",
+    "GET_OBJECT_POST_PROCESSOR_GETTER": "platform_core.sso.scim.hooks.object_post_processor_getter",
+    "SERVICE_PROVIDER_CONFIG_MODEL": "platform_core.sso.scim.hooks.ServiceProviderConfig",
+}
 # Trust X-Forwarded-For from the reverse proxy for the client address (IP allowlists, audit).
 TRUST_X_FORWARDED_FOR = env.bool("TRUST_X_FORWARDED_FOR", default=False)
 
@@ -159,6 +178,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
         _prepare_threshold or None)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Read replica: DATABASE_REPLICA_URL adds the `replica` alias; the router sends the insights
+# reads there (insights/db.py); every write and every other read stays on `default`.
+DATABASE_REPLICA_ALIAS = None
+if env.str("DATABASE_REPLICA_URL", default=""):
+    DATABASES["replica"] = {**DATABASES["default"], **env.db("DATABASE_REPLICA_URL")}
+    DATABASE_REPLICA_ALIAS = "replica"
+DATABASE_ROUTERS = ["insights.db.ReplicaRouter"]
 
 REDIS_URL = env.str("REDIS_URL", default="")
 CACHE_KEY_PREFIX = env.str("CACHE_KEY_PREFIX", default="engage")
@@ -357,6 +383,8 @@ LLM_MODEL = env.str("LLM_MODEL", default="")
 LLM_EMBEDDING_MODEL = env.str("LLM_EMBEDDING_MODEL", default="")
 AI_MODEL_PRICES = env.json("AI_MODEL_PRICES", default={})
 AI_RATE_LIMIT_PER_MINUTE = env.int("AI_RATE_LIMIT_PER_MINUTE", default=120)
+# Knowledge document versions keep their content up to this size (docs/knowledge.md).
+KNOWLEDGE_VERSION_MAX_BYTES = env.int("KNOWLEDGE_VERSION_MAX_BYTES", default=1024 * 1024)
 SEGMENTS_SUGGEST_ENGINE = "agents.engine.hooks.SegmentSuggestEngine"
 SEGMENTS_AUTOPILOT_ENGINE = "agents.engine.hooks.SegmentAutopilotEngine"
 EMAIL_URL = env.str("EMAIL_URL", default="")

@@ -25,3 +25,6 @@ REST_FRAMEWORK = {**REST_FRAMEWORK, "TEST_REQUEST_DEFAULT_FORMAT": "json"}
 # The sandbox's carrier receipt comes at once (in the send batch); tests of the delayed
 # receipt set a delay and sweep under time-machine (messaging/timed.py).
 MESSAGING_SANDBOX_RECEIPT_DELAY_SECONDS = 0.0
+# The insights replica router's tests: a second alias on the same test database (inactive
+# unless a test sets DATABASE_REPLICA_ALIAS = "replica").
+DATABASES["replica"] = {**DATABASES["default"], "TEST": {"MIRROR": "default"}}

@@ -31,15 +31,18 @@ class DocumentSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Document
-        fields = ["id", "knowledge_base_id", "name", "type", "source_type", "status",
+        fields = ["id", "knowledge_base_id", "name", "type", "source_type", "source_url",
+                  "metadata", "status",
                   "failure_reason", "moderation_status", "moderation_notes", "moderated_at",
                   "ground_truth", "chunks_done", "chunks_total", "size_bytes",
                   "content_sha256", "staleness_threshold_days", "indexed_at", "last_verified_at", "last_cited_at",
+                  "version", "is_public", "slug", "summary", "published_at",
                   "created_at", "updated_at"]
 
 
 class DocumentUploadSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="TXT, MD or HTML, 10 MB at most.")
+    file = serializers.FileField(help_text="PDF, DOCX, TXT, MD or HTML (checked by content), "
+                                           "10 MB at most.")
     name = serializers.CharField(max_length=255, required=False)
     require_approval = serializers.BooleanField(
         required=False, default=False,

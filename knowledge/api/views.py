@@ -85,8 +85,9 @@ class DocumentViewSet(mixins.ListModelMixin, TenantViewSet):
                  "application/json": s.DocumentMarkdownSerializer},
         responses={201: s.DocumentSerializer},
         description=(
-            "Multipart `file` (TXT, MD or HTML, checked by content; 10 MB) or JSON "
-            "`{source_type: markdown, name, content}`. The document answers `processing`; "
+            "Multipart `file` (PDF, DOCX, TXT, MD or HTML, checked by content; 10 MB) or JSON "
+            "`{source_type: markdown, name, content}` or `{source_type: url, source_url, "
+            "name?, metadata?}`. The document answers `processing`; "
             "indexing runs in the background (`ready` or `failed` with `failure_reason`, "
             "progress in `chunks_done`/`chunks_total`). `require_approval` keeps it "
             "`pending`: never retrieved until approved."))
@@ -97,14 +98,10 @@ class DocumentViewSet(mixins.ListModelMixin, TenantViewSet):
                 principal=self.principal, kb=self.kb, uploaded=body["file"],
                 name=body.get("name"), require_approval=body["require_approval"],
                 staleness_threshold_days=body["staleness_threshold_days"])
-        else:
-            body = validated_input(s.DocumentMarkdownSerializer, request.data).validated_data
-            document = services.document_create(
-                principal=self.principal, kb=self.kb, name=body["name"], kind="markdown",
-                source_type="markdown", content=body["content"].strip(),
-                size_bytes=len(body["content"].encode()),
-                require_approval=body["require_approval"],
-                staleness_threshold_days=body["staleness_threshold_days"])
+        else:  # JSON: `source_type` markdown or url (kb_views.create_from_json)
+            from .kb_views import create_from_json
+
+            document = create_from_json(self.principal, self.kb, request.data)
         return Response(s.DocumentSerializer(document).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses={204: None})

@@ -23,6 +23,19 @@ from .models import EventSink, SinkKind, TrackedEvent
 
 MAX_PROPERTIES_BYTES = 1_048_576
 
+# Event names only the platform itself records (an app's own movements, such as loyalty's
+# redemptions and adjustments): `/events/track` refuses them, so an `events:write` key
+# cannot credit or debit through the back door. Apps reserve their prefix in ready().
+_reserved_prefixes: set[str] = set()
+
+
+def reserve_tracked_event_prefix(prefix: str) -> None:
+    _reserved_prefixes.add(prefix)
+
+
+def is_reserved_event_name(name: str) -> bool:
+    return any(name.startswith(prefix) for prefix in _reserved_prefixes)
+
 
 # --- Ingestion (Document 1, 4.6 and 6.3) -------------------------------------------------
 

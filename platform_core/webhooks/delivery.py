@@ -19,7 +19,6 @@ import time
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
@@ -174,33 +173,34 @@ class WebhookSource(Source):
 
 
 def _write_back(rows: list[WebhookDelivery]) -> None:
-    """One UPDATE ... FROM unnest(arrays) for every recorded delivery (Django's
-    bulk_update builds a CASE per column and row: most of a batch's time). Elsewhere than
-    on PostgreSQL (the embedded SQLite default), Django's portable bulk_update."""
+    """One UPDATE for every recorded delivery. On PostgreSQL the rows travel as one JSON
+    document read by `jsonb_to_recordset`: serialized in C by `json.dumps`, where arrays
+    of text (`unnest(%s::text[])`) were escaped element by element in Python by the
+    driver, most of the drain's CPU (bench/profile_webhooks.py). Elsewhere (the embedded
+    SQLite default), Django's portable bulk_update."""
     if connection.vendor != "postgresql":
         WebhookDelivery.objects.dangerously_unscoped().bulk_update(
             rows, [name for name, _ in _RECORDED])
         return
     table = WebhookDelivery._meta.db_table
+    columns = ", ".join(["id text"] + [f"{name} {kind}" for name, kind in _RECORDED])
     sets = ", ".join(f"{name} = v.{name}" for name, _ in _RECORDED)
-    arrays = ", ".join(["%s::text[]"] + [f"%s::{'text' if kind == 'jsonb' else kind}[]"
-                                         for _, kind in _RECORDED])
-    columns = ", ".join(["id"] + [name for name, _ in _RECORDED])
-    sets = ", ".join(f"{name} = v.{name}::jsonb" if kind == "jsonb" else f"{name} = v.{name}"
-                     for name, kind in _RECORDED)
-
-    def value(row: WebhookDelivery, name: str, kind: str):
-        raw = getattr(row, name)
-        if kind == "jsonb":
-            return None if raw is None else json.dumps(raw, cls=DjangoJSONEncoder)
-        return raw
-
-    params = [[row.pk for row in rows]] + [[value(row, name, kind) for row in rows]
-                                           for name, kind in _RECORDED]
+    document = json.dumps([
+        {"id": row.pk, **{name: _json_value(getattr(row, name)) for name, _ in _RECORDED}}
+        for row in rows], ensure_ascii=False, separators=(",", ":"))
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {table} AS d SET {sets} FROM unnest({arrays}) AS v({columns})"  # noqa: S608
-            " WHERE d.id = v.id", params)
+            f"UPDATE {table} AS d SET {sets}"  # noqa: S608 - the model's own table
+            f" FROM jsonb_to_recordset(%s::jsonb) AS v({columns}) WHERE d.id = v.id",
+            [document])
+
+
+def _json_value(value):
+    """A column value as JSON: datetimes in full ISO 8601 (microseconds and offset kept;
+    DjangoJSONEncoder would cut them to milliseconds); JSON columns as they are."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
 
 
 def _load(ids: Sequence[str]) -> tuple[list[WebhookDelivery], list[str]]:

@@ -109,12 +109,16 @@ def test_upload_txt_md_html(tenant, django_capture_on_commit_callbacks):
     ("notes.txt", b"\xff\xfe\x00\x00garbage"),
     ("tool.exe", b"plain text but an unsupported kind"),
 ])
-def test_unreadable_uploads_are_refused(tenant, django_capture_on_commit_callbacks, name, data):
+def test_unreadable_uploads_end_failed(tenant, django_capture_on_commit_callbacks, name, data):
+    """Issue 16: an unreadable file ends the document `failed` with a reason (see
+    test_ingest_files.py for every type and reason)."""
     client = tenant.client()
     kb = create_kb(client)
     response = upload(client, kb, name, data, django_capture_on_commit_callbacks)
-    assert response.status_code == 422
-    assert response.json()["error"]["code"] == "KNOWLEDGE_DOCUMENT_UNREADABLE"
+    assert response.status_code == 201
+    failed = document(client, kb, response.json()["data"]["id"])
+    assert failed["status"] == "failed"
+    assert failed["failure_reason"]
 
 
 def test_upload_over_10_mb_is_refused(tenant, django_capture_on_commit_callbacks, settings):

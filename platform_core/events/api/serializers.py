@@ -6,6 +6,7 @@ from datetime import timedelta
 from django.utils import timezone
 from rest_framework import serializers
 
+from platform_core.events import services
 from platform_core.events.models import EventSink, TrackedEvent
 
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,100}$")
@@ -36,6 +37,9 @@ class TrackSerializer(serializers.Serializer):
         value = value.strip()
         if not value:
             raise serializers.ValidationError("event must not be blank.")
+        if services.is_reserved_event_name(value):
+            raise serializers.ValidationError(
+                "This event name is recorded by the platform itself and cannot be tracked.")
         return value
 
     def validate_properties(self, value):

@@ -1,5 +1,5 @@
-"""Users and Groups as SCIM documents: reading request bodies, writing representations,
-`attributes` / `excludedAttributes`, and the `filter` parameter as a Django Q."""
+"""Reading SCIM request bodies (Users, Groups) into what the services take, and
+`attributes` / `excludedAttributes` (RFC 7644 3.4.2.5), which django-scim2 does not apply."""
 
 from __future__ import annotations
 
@@ -8,11 +8,6 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
-from django.db.models import Q
-from scim2_filter_parser import ast as scim_ast
-from scim2_filter_parser.lexer import SCIMLexer
-from scim2_filter_parser.parser import SCIMParser
-from scim2_filter_parser.transpilers.django_q_object import Transpiler
 
 from .errors import ScimError, invalid_value
 from .patch import AttrSpec
@@ -159,78 +154,6 @@ def read_user(body: Any) -> UserData:
     return data
 
 
-def user_location(base_url: str, user_id: str) -> str:
-    return f"{base_url}/Users/{user_id}"
-
-
-def group_location(base_url: str, group_id: str) -> str:
-    return f"{base_url}/Groups/{group_id}"
-
-
-def _iso(value) -> str:
-    return value.isoformat().replace("+00:00", "Z")
-
-
-def user_document(link, *, base_url: str, is_member: bool) -> dict[str, Any]:
-    """The representation of a ScimUser (with `groups` prefetched)."""
-    doc: dict[str, Any] = {"schemas": [USER_SCHEMA], "id": link.user_id}
-    if link.external_id:
-        doc["externalId"] = link.external_id
-    doc["userName"] = link.user_name
-    name = {
-        k: v
-        for k, v in (
-            ("formatted", link.formatted_name),
-            ("familyName", link.family_name),
-            ("givenName", link.given_name),
-        )
-        if v
-    }
-    if name:
-        doc["name"] = name
-    if link.display_name:
-        doc["displayName"] = link.display_name
-    if link.emails:
-        doc["emails"] = link.emails
-    if link.active is not None:
-        # What the person has: access is the membership (removed while deactivated).
-        doc["active"] = is_member
-    groups = [
-        {"value": g.pk, "$ref": group_location(base_url, g.pk), "display": g.display_name}
-        for g in sorted(link.groups.all(), key=lambda g: g.created_at)
-    ]
-    if groups:
-        doc["groups"] = groups
-    doc["meta"] = {
-        "resourceType": "User",
-        "created": _iso(link.created_at),
-        "lastModified": _iso(link.updated_at),
-        "location": user_location(base_url, link.user_id),
-    }
-    return doc
-
-
-def user_writable_document(link) -> dict[str, Any]:
-    """What PATCH operates on: the writable attributes as stored."""
-    return {
-        "userName": link.user_name,
-        "externalId": link.external_id,
-        "name": {
-            k: v
-            for k, v in (
-                ("formatted", link.formatted_name),
-                ("familyName", link.family_name),
-                ("givenName", link.given_name),
-            )
-            if v
-        }
-        or None,
-        "displayName": link.display_name,
-        "emails": list(link.emails or []),
-        "active": link.active,
-    }
-
-
 # --- Groups ----------------------------------------------------------------------------------
 
 
@@ -271,38 +194,6 @@ def read_group(body: Any) -> GroupData:
         external_id=_opt_str(doc.get("externalId"), "externalId", 512),
         member_ids=ids,
     )
-
-
-def group_document(group, *, base_url: str) -> dict[str, Any]:
-    """The representation of a ScimGroup (with `members` prefetched)."""
-    doc: dict[str, Any] = {"schemas": [GROUP_SCHEMA], "id": group.pk}
-    if group.external_id:
-        doc["externalId"] = group.external_id
-    doc["displayName"] = group.display_name
-    members = [
-        {"value": m.user_id, "$ref": user_location(base_url, m.user_id), "type": "User"}
-        for m in sorted(group.members.all(), key=lambda m: m.created_at)
-    ]
-    if members:
-        doc["members"] = members
-    doc["meta"] = {
-        "resourceType": "Group",
-        "created": _iso(group.created_at),
-        "lastModified": _iso(group.updated_at),
-        "location": group_location(base_url, group.pk),
-    }
-    return doc
-
-
-def group_writable_document(group) -> dict[str, Any]:
-    return {
-        "displayName": group.display_name,
-        "externalId": group.external_id,
-        "members": [
-            {"value": m.user_id, "type": "User"}
-            for m in sorted(group.members.all(), key=lambda m: m.created_at)
-        ],
-    }
 
 
 # --- attributes / excludedAttributes -------------------------------------------------------
@@ -372,73 +263,3 @@ def select_attributes(
                     out[key] = {k: v for k, v in out[key].items() if k.lower() != sub}
         return out
     return doc
-
-
-# --- filter --------------------------------------------------------------------------------
-
-USER_FILTER_MAP = {
-    ("username", None, None): "user_name",
-    ("externalid", None, None): "external_id",
-    ("id", None, None): "user_id",
-    ("displayname", None, None): "display_name",
-    ("name", "givenname", None): "given_name",
-    ("name", "familyname", None): "family_name",
-    ("name", "formatted", None): "formatted_name",
-    ("emails", None, None): "user__email",
-    ("emails", "value", None): "user__email",
-    ("active", None, None): "active",
-    ("meta", "created", None): "created_at",
-    ("meta", "lastmodified", None): "updated_at",
-}
-GROUP_FILTER_MAP = {
-    ("displayname", None, None): "display_name",
-    ("externalid", None, None): "external_id",
-    ("id", None, None): "id",
-    ("members", None, None): "members__user_id",
-    ("members", "value", None): "members__user_id",
-    ("meta", "created", None): "created_at",
-    ("meta", "lastmodified", None): "updated_at",
-}
-
-
-def _invalid_filter(detail: str) -> ScimError:
-    return ScimError(400, detail, "invalidFilter")
-
-
-class _StrictTranspiler(Transpiler):
-    """The library's Q transpiler, refusing (instead of dropping) attributes it cannot map."""
-
-    def __init__(self, attr_map, schema: str) -> None:
-        super().__init__(attr_map)
-        self.schema = schema.lower()
-
-    def visit_AttrExpr(self, node):
-        if isinstance(node.attr_path.attr_name, scim_ast.Filter):
-            raise _invalid_filter("Value filters inside filter are not supported here.")
-        return super().visit_AttrExpr(node)
-
-    def visit_AttrPath(self, node):
-        if node.uri and node.uri.lower().rstrip(":") != self.schema:
-            raise _invalid_filter(f"Unknown schema {node.uri} in filter.")
-        sub = node.sub_attr.value.lower() if node.sub_attr else None
-        key = (str(node.attr_name).lower(), sub, None)
-        if key not in self.attr_map:
-            name = node.attr_name + (f".{node.sub_attr.value}" if node.sub_attr else "")
-            raise _invalid_filter(f"Filtering on {name} is not supported.")
-        return self.attr_map[key]
-
-
-def filter_q(text: str, attr_map: dict, schema: str) -> Q:
-    try:
-        tree = SCIMParser().parse(SCIMLexer().tokenize(text))
-    except Exception as exc:
-        raise _invalid_filter(f"Cannot read the filter: {exc}") from None
-    if tree is None:
-        raise _invalid_filter("Cannot read the filter.")
-    try:
-        query = _StrictTranspiler(attr_map, schema).transpile(tree)
-    except ScimError:
-        raise
-    except Exception as exc:
-        raise _invalid_filter(f"Cannot apply the filter: {exc}") from None
-    return query if query is not None else Q()

@@ -1,44 +1,62 @@
-"""/scim/v2/{orgSlug}/… : one entry point that authenticates the organization's SCIM token,
-scopes every query to that organization, and routes to the resource handlers.
+"""/scim/v2/{orgSlug}/… on django-scim2's views: thin subclasses of its Users, Groups,
+search and discovery views, mounted per organization (urls.py).
 
-Bodies are `application/scim+json` (plain JSON accepted on requests); every failure is an
-RFC 7644 error body. A token is valid only under its own organization's slug: anything
-else answers 401, exactly as an unknown token does.
+The package supplies the structure (collection and item handlers calling the adapters,
+lookups through its extra-filter-kwargs hook, the auth-check middleware around dispatch);
+the hooks (hooks.py) make it organization-aware. What these subclasses change, and why:
+- `dispatch`: the package renders its errors with a numeric `status` and no headers, and
+  turns 405 into an empty Django answer; RFC 7644 3.12 wants `status` as a string, and we
+  send `X-Error-Code`, `WWW-Authenticate`, `Allow`, `Retry-After`.
+- `load_body`: bad JSON is 400 `invalidSyntax` (the package gives no scimType); a body
+  over the upload limit is 413.
+- `_page`, `_search`, `_build_response`: COUNT and LIMIT/OFFSET in SQL (the package counts
+  by iterating every row), startIndex below 1 read as 1 and count capped at MAX_RESULTS
+  (RFC 7644 3.4.2.4), `attributes` / `excludedAttributes` applied (the package ignores
+  them), and POST …/.search reading startIndex, count and attributes from its body (the
+  package reads them from the query string and requires a filter).
+- `/.search` at the root searches Users then Groups (the package answers 501).
+- `/Bulk` and `/Me` keep the package's 501 with our error body and registered code.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
+from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_exempt
+from django.views.generic import View
+from django_scim import views as scim_views
+from django_scim.exceptions import SCIMException
+from django_scim.settings import scim_settings
+from django_scim.utils import (
+    get_group_adapter,
+    get_group_filter_parser,
+    get_group_model,
+    get_user_adapter,
+    get_user_filter_parser,
+    get_user_model,
+)
 
-from platform_core.api import ratelimit
-from platform_core.api.ratelimit import RateLimit
-from platform_core.errors import APIError
-from platform_core.tenancy.context import reset_current_organization, set_current_organization
-
-from .. import services as sso_services
-from . import resources, selectors
 from . import services as scim_services
 from .errors import CONTENT_TYPE, ScimError, not_found
-from .patch import Patcher
+from .hooks import extra_filter_kwargs_getter, queryset_post_processor_getter
+from .resources import select_attributes
 from .schemas import (
     GROUP_SCHEMA,
     LIST_SCHEMA,
     MAX_RESULTS,
     PATCH_SCHEMA,
     USER_SCHEMA,
-    resource_type_documents,
     schema_documents,
-    service_provider_config,
 )
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_COUNT = 100
-WWW_AUTHENTICATE = 'Bearer realm="scim"'
 
 
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> HttpResponse:
@@ -48,42 +66,14 @@ def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -
     return response
 
 
-def _unauthorized(detail: str) -> ScimError:
-    return ScimError(
-        401, detail, code="UNAUTHORIZED", headers={"WWW-Authenticate": WWW_AUTHENTICATE}
-    )
-
-
-def _authenticate(request: HttpRequest, slug: str):
-    scheme, _, token = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise _unauthorized("Send the organization's SCIM token as Authorization: Bearer.")
-    config = sso_services.scim_config_for_token(raw_token=token.strip(), slug=slug)
-    if config is None:
-        raise _unauthorized("The SCIM token is not valid for this organization.")
-    return config
-
-
-def _rate_limit(config) -> None:
-    per_minute = getattr(settings, "SCIM_RATE_LIMIT_PER_MINUTE", 1200)
-    try:
-        ratelimit.enforce(
-            [RateLimit("scim", per_minute, 60, per="organization")],
-            {"organization": config.organization_id},
-        )
-    except APIError as exc:
-        raise ScimError(429, exc.message, code="RATE_LIMITED", headers=exc.headers) from None
-
-
-def _body(request: HttpRequest) -> Any:
-    try:
-        raw = request.body
-    except RequestDataTooBig:
-        raise ScimError(413, "The request body is too large.", code="PAYLOAD_TOO_LARGE") from None
-    try:
-        return json.loads(raw or b"null")
-    except (ValueError, UnicodeDecodeError):
-        raise ScimError(400, "The body is not valid JSON.", "invalidSyntax") from None
+def _list_response(resources: list[dict], total: int, start: int) -> dict[str, Any]:
+    return {
+        "schemas": [LIST_SCHEMA],
+        "totalResults": total,
+        "startIndex": start,
+        "itemsPerPage": len(resources),
+        "Resources": resources,
+    }
 
 
 def _method_not_allowed(allowed: list[str]) -> ScimError:
@@ -95,117 +85,6 @@ def _method_not_allowed(allowed: list[str]) -> ScimError:
     )
 
 
-class _Context:
-    def __init__(self, request: HttpRequest, config) -> None:
-        self.request = request
-        self.config = config
-        self.organization = config.organization
-        self.base_url = f"{settings.PUBLIC_BASE_URL}/scim/v2/{self.organization.slug}"
-        self.actor = scim_services.ScimActor(self.organization, config, request)
-
-
-@csrf_exempt
-def scim_endpoint(request: HttpRequest, slug: str, rest: str | None = None) -> HttpResponse:
-    try:
-        config = _authenticate(request, slug)
-        token = set_current_organization(config.organization)
-        try:
-            _rate_limit(config)
-            return _route(_Context(request, config), (rest or "").strip("/"))
-        finally:
-            reset_current_organization(token)
-    except ScimError as exc:
-        return exc.response()
-
-
-def _route(ctx: _Context, rest: str) -> HttpResponse:
-    method = ctx.request.method
-    parts = rest.split("/") if rest else []
-    head = parts[0] if parts else ""
-    if head == "ServiceProviderConfig" and len(parts) == 1:
-        if method != "GET":
-            raise _method_not_allowed(["GET"])
-        return _json(service_provider_config(ctx.base_url))
-    if head in ("ResourceTypes", "Schemas") and len(parts) <= 2:
-        if method != "GET":
-            raise _method_not_allowed(["GET"])
-        documents = (resource_type_documents if head == "ResourceTypes" else schema_documents)(
-            ctx.base_url
-        )
-        if len(parts) == 2:
-            found = next((d for d in documents if d["id"] == parts[1]), None)
-            if found is None:
-                raise not_found(f"No {head[:-1]} {parts[1]!r}.")
-            return _json(found)
-        return _json(_list_response(documents, len(documents), 1))
-    if head in ("Users", "Groups"):
-        handler = _users if head == "Users" else _groups
-        if len(parts) == 1:
-            if method == "GET":
-                return handler.list(ctx, dict(ctx.request.GET.items()))
-            if method == "POST":
-                return handler.create(ctx, _body(ctx.request))
-            raise _method_not_allowed(["GET", "POST"])
-        if len(parts) == 2 and parts[1] == ".search":
-            if method != "POST":
-                raise _method_not_allowed(["POST"])
-            return handler.list(ctx, _search_params(_body(ctx.request)))
-        if len(parts) == 2:
-            if method == "GET":
-                return handler.get(ctx, parts[1])
-            if method == "PUT":
-                return handler.replace(ctx, parts[1], _body(ctx.request))
-            if method == "PATCH":
-                return handler.patch(ctx, parts[1], _body(ctx.request))
-            if method == "DELETE":
-                return handler.delete(ctx, parts[1])
-            raise _method_not_allowed(["GET", "PUT", "PATCH", "DELETE"])
-    if head == ".search" and len(parts) == 1:
-        if method != "POST":
-            raise _method_not_allowed(["POST"])
-        return _root_search(ctx, _search_params(_body(ctx.request)))
-    if head in ("Bulk", "Me") and len(parts) == 1:
-        raise ScimError(
-            501, f"/{head} is not supported by this service provider.", code="SCIM_NOT_IMPLEMENTED"
-        )
-    raise not_found("No such SCIM endpoint.")
-
-
-def _root_search(ctx: _Context, params: dict[str, Any]) -> HttpResponse:
-    """POST /.search across Users then Groups. A filter attribute one type does not have
-    simply matches none of that type."""
-    start, count = _page(params)
-    found: list[tuple[str, Any]] = []
-    scim_services.sync_member_links(organization=ctx.organization)
-    for kind, attr_map, schema, query in (
-        ("user", resources.USER_FILTER_MAP, USER_SCHEMA, selectors.users),
-        ("group", resources.GROUP_FILTER_MAP, GROUP_SCHEMA, selectors.groups),
-    ):
-        q = None
-        if params.get("filter"):
-            try:
-                q = resources.filter_q(params["filter"], attr_map, schema)
-            except ScimError:
-                continue
-        qs = query(ctx.organization, q)
-        if kind == "user" and q is not None:
-            qs = qs.distinct()
-        found.extend((kind, item) for item in qs)
-    page = found[start - 1 : start - 1 + count] if count else []
-    docs = [(_users if kind == "user" else _groups)._doc(ctx, item, params) for kind, item in page]
-    return _json(_list_response(docs, len(found), start))
-
-
-def _search_params(body: Any) -> dict[str, Any]:
-    if not isinstance(body, dict):
-        raise ScimError(400, "A search body must be a SearchRequest object.", "invalidSyntax")
-    out = {}
-    for key in ("filter", "startIndex", "count", "attributes", "excludedAttributes"):
-        if body.get(key) is not None:
-            out[key] = body[key]
-    return out
-
-
 def _int_param(value: Any, default: int) -> int:
     if value in (None, ""):
         return default
@@ -215,20 +94,14 @@ def _int_param(value: Any, default: int) -> int:
         raise ScimError(400, "startIndex and count must be integers.", "invalidValue") from None
 
 
-def _list_response(resources_: list[dict], total: int, start: int) -> dict[str, Any]:
+def _search_params(body: Any) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise ScimError(400, "A search body must be a SearchRequest object.", "invalidSyntax")
     return {
-        "schemas": [LIST_SCHEMA],
-        "totalResults": total,
-        "startIndex": start,
-        "itemsPerPage": len(resources_),
-        "Resources": resources_,
+        key: body[key]
+        for key in ("filter", "startIndex", "count", "attributes", "excludedAttributes")
+        if body.get(key) is not None
     }
-
-
-def _page(params: dict[str, Any]) -> tuple[int, int]:
-    start = max(_int_param(params.get("startIndex"), 1), 1)
-    count = min(max(_int_param(params.get("count"), DEFAULT_COUNT), 0), MAX_RESULTS)
-    return start, count
 
 
 def _attribute_params(params: dict[str, Any]) -> dict[str, Any]:
@@ -240,142 +113,242 @@ def _attribute_params(params: dict[str, Any]) -> dict[str, Any]:
     return {"attributes": attributes, "excluded": excluded}
 
 
-class _users:  # noqa: N801 (a namespace of handlers)
-    @staticmethod
-    def _doc(ctx: _Context, link, params: dict | None = None) -> dict[str, Any]:
-        is_member = getattr(link, "is_member", None)
-        if is_member is None:
-            from platform_core.tenancy.models import Membership
+class ScimViewMixin:
+    """Error rendering, method checks and body reading shared by every SCIM view."""
 
-            is_member = Membership.objects.filter(user_id=link.user_id).exists()
-        doc = resources.user_document(link, base_url=ctx.base_url, is_member=is_member)
-        return resources.select_attributes(
-            doc, schema=USER_SCHEMA, **_attribute_params(params or {})
+    implemented = True
+    endpoint = ""  # named in the 501 detail
+
+    @method_decorator(csrf_exempt)
+    @method_decorator(scim_settings.AUTH_CHECK_MIDDLEWARE)
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        kwargs.pop("slug", None)  # consumed by the auth middleware
+        self.kwargs.pop("slug", None)
+        self.params: dict[str, Any] = dict(request.GET.items())
+        try:
+            if not self.implemented:
+                raise ScimError(
+                    501,
+                    f"/{self.endpoint} is not supported by this service provider.",
+                    code="SCIM_NOT_IMPLEMENTED",
+                )
+            self.check_method(request)
+            return View.dispatch(self, request, *args, **kwargs)
+        except ScimError as exc:
+            return exc.response()
+        except SCIMException as exc:
+            return ScimError.from_package(exc).response()
+        except Exception:
+            logger.exception("Unable to complete SCIM call.")
+            return ScimError(500, "The SCIM request could not be completed.").response()
+
+    def check_method(self, request: HttpRequest) -> None:
+        if request.method.lower() not in self.http_method_names:
+            raise _method_not_allowed([m.upper() for m in self.http_method_names])
+
+    def load_body(self, body: bytes | None = None) -> Any:
+        try:
+            raw = self.request.body
+        except RequestDataTooBig:
+            raise ScimError(
+                413, "The request body is too large.", code="PAYLOAD_TOO_LARGE"
+            ) from None
+        try:
+            return json.loads(raw or b"null")
+        except (ValueError, UnicodeDecodeError):
+            raise ScimError(400, "The body is not valid JSON.", "invalidSyntax") from None
+
+
+class _ListMixin:
+    """Listing and searching Users or Groups through the package's filter-parser and
+    queryset hooks, paged in SQL."""
+
+    schema = ""
+
+    @property
+    def model_cls(self):
+        # The package's search views name a pseudo model 'search'; ours search one type.
+        return type(self).model_cls_getter()
+
+    def _page(self, request: HttpRequest) -> tuple[int, int]:
+        start = max(_int_param(self.params.get("startIndex"), 1), 1)
+        count = min(max(_int_param(self.params.get("count"), DEFAULT_COUNT), 0), MAX_RESULTS)
+        return start, count
+
+    def _queryset(self, request: HttpRequest, query: str | None):
+        if query:
+            qs = type(self).parser_getter().search(query, request)
+        else:
+            qs = self.model_cls.objects.all()
+        qs = qs.filter(**self.get_extra_filter_kwargs(request)).exclude(
+            **self.get_extra_exclude_kwargs(request)
         )
+        return self.get_queryset_post_processor(request, qs)
 
-    @staticmethod
-    def _find(ctx: _Context, user_id: str):
-        scim_services.sync_member_links(organization=ctx.organization)
-        link = selectors.user(ctx.organization, user_id)
-        if link is None:
-            raise not_found(f"User {user_id} not found.")
-        return link
+    def _search(self, request: HttpRequest, query: str, start: int, count: int) -> HttpResponse:
+        return self._build_response(request, self._queryset(request, query), start, count)
 
-    @classmethod
-    def list(cls, ctx: _Context, params: dict[str, Any]) -> HttpResponse:
-        scim_services.sync_member_links(organization=ctx.organization)
-        start, count = _page(params)
-        q = (
-            resources.filter_q(params["filter"], resources.USER_FILTER_MAP, USER_SCHEMA)
-            if params.get("filter")
-            else None
-        )
-        qs = selectors.users(ctx.organization, q)
-        if q is not None:
-            qs = qs.distinct()
+    def get_many(self, request: HttpRequest) -> HttpResponse:
+        return self._search(request, self.params.get("filter"), *self._page(request))
+
+    def _build_response(self, request: HttpRequest, qs, start: int, count: int) -> HttpResponse:
+        selection = _attribute_params(self.params)
         total = qs.count()
         page = list(qs[start - 1 : start - 1 + count]) if count else []
-        return _json(_list_response([cls._doc(ctx, link, params) for link in page], total, start))
+        docs = [
+            select_attributes(
+                self.scim_adapter(obj, request=request).to_dict(), schema=self.schema, **selection
+            )
+            for obj in page
+        ]
+        return _json(_list_response(docs, total, start))
 
-    @classmethod
-    def get(cls, ctx: _Context, user_id: str) -> HttpResponse:
-        link = cls._find(ctx, user_id)
-        return _json(cls._doc(ctx, link, dict(ctx.request.GET.items())))
+    def search_post(self, request: HttpRequest) -> HttpResponse:
+        self.params = _search_params(self.load_body())
+        return self.get_many(request)
 
-    @classmethod
-    def create(cls, ctx: _Context, body: Any) -> HttpResponse:
-        link = scim_services.user_create(actor=ctx.actor, data=resources.read_user(body))
-        link = selectors.user(ctx.organization, link.user_id)
-        doc = cls._doc(ctx, link)
-        return _json(doc, 201, {"Location": doc["meta"]["location"]})
 
-    @classmethod
-    def replace(cls, ctx: _Context, user_id: str, body: Any) -> HttpResponse:
-        link = cls._find(ctx, user_id)
-        scim_services.user_update(actor=ctx.actor, link=link, data=resources.read_user(body))
-        return _json(cls._doc(ctx, selectors.user(ctx.organization, user_id)))
+class _ResourceMixin(_ListMixin, ScimViewMixin):
+    collection_methods = ["GET", "POST"]
+    item_methods = ["GET", "PUT", "PATCH", "DELETE"]
 
-    @classmethod
-    def patch(cls, ctx: _Context, user_id: str, body: Any) -> HttpResponse:
-        link = cls._find(ctx, user_id)
-        _check_patch_schema(body)
-        document = Patcher(resources.USER_SPECS, USER_SCHEMA).apply(
-            resources.user_writable_document(link), body
+    def check_method(self, request: HttpRequest) -> None:
+        allowed = self.item_methods if self.kwargs.get("uuid") else self.collection_methods
+        if request.method not in allowed:
+            raise _method_not_allowed(allowed)
+
+    def get_single(self, request: HttpRequest) -> HttpResponse:
+        adapter = self.scim_adapter(self.get_object(), request=request)
+        doc = select_attributes(
+            adapter.to_dict(), schema=self.schema, **_attribute_params(self.params)
         )
-        scim_services.user_update(actor=ctx.actor, link=link, data=resources.read_user(document))
-        return _json(cls._doc(ctx, selectors.user(ctx.organization, user_id)))
+        return _json(doc, headers={"Location": adapter.location})
 
-    @classmethod
-    def delete(cls, ctx: _Context, user_id: str) -> HttpResponse:
-        scim_services.user_delete(actor=ctx.actor, link=cls._find(ctx, user_id))
-        return HttpResponse(status=204)
-
-
-class _groups:  # noqa: N801 (a namespace of handlers)
-    @staticmethod
-    def _doc(ctx: _Context, group, params: dict | None = None) -> dict[str, Any]:
-        doc = resources.group_document(group, base_url=ctx.base_url)
-        return resources.select_attributes(
-            doc, schema=GROUP_SCHEMA, **_attribute_params(params or {})
-        )
-
-    @staticmethod
-    def _find(ctx: _Context, group_id: str):
-        group = selectors.group(ctx.organization, group_id)
-        if group is None:
-            raise not_found(f"Group {group_id} not found.")
-        return group
-
-    @classmethod
-    def list(cls, ctx: _Context, params: dict[str, Any]) -> HttpResponse:
-        start, count = _page(params)
-        q = (
-            resources.filter_q(params["filter"], resources.GROUP_FILTER_MAP, GROUP_SCHEMA)
-            if params.get("filter")
-            else None
-        )
-        qs = selectors.groups(ctx.organization, q)
-        total = qs.count()
-        page = list(qs[start - 1 : start - 1 + count]) if count else []
-        return _json(_list_response([cls._doc(ctx, g, params) for g in page], total, start))
-
-    @classmethod
-    def get(cls, ctx: _Context, group_id: str) -> HttpResponse:
-        return _json(cls._doc(ctx, cls._find(ctx, group_id), dict(ctx.request.GET.items())))
-
-    @classmethod
-    def create(cls, ctx: _Context, body: Any) -> HttpResponse:
-        group = scim_services.group_create(actor=ctx.actor, data=resources.read_group(body))
-        doc = cls._doc(ctx, selectors.group(ctx.organization, group.pk))
-        return _json(doc, 201, {"Location": doc["meta"]["location"]})
-
-    @classmethod
-    def replace(cls, ctx: _Context, group_id: str, body: Any) -> HttpResponse:
-        group = cls._find(ctx, group_id)
-        scim_services.group_update(actor=ctx.actor, group=group, data=resources.read_group(body))
-        return _json(cls._doc(ctx, selectors.group(ctx.organization, group_id)))
-
-    @classmethod
-    def patch(cls, ctx: _Context, group_id: str, body: Any) -> HttpResponse:
-        group = cls._find(ctx, group_id)
-        _check_patch_schema(body)
-        document = Patcher(resources.GROUP_SPECS, GROUP_SCHEMA).apply(
-            resources.group_writable_document(group), body
-        )
-        scim_services.group_update(
-            actor=ctx.actor, group=group, data=resources.read_group(document)
-        )
-        return _json(cls._doc(ctx, selectors.group(ctx.organization, group_id)))
-
-    @classmethod
-    def delete(cls, ctx: _Context, group_id: str) -> HttpResponse:
-        scim_services.group_delete(actor=ctx.actor, group=cls._find(ctx, group_id))
-        return HttpResponse(status=204)
+    def patch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        # The package reads `Operations` from whatever the body is; refuse a non-PatchOp first.
+        body = self.load_body()
+        if not isinstance(body, dict):
+            raise ScimError(400, "The PATCH body must be a PatchOp object.", "invalidSyntax")
+        schemas = body.get("schemas")
+        if schemas is not None and PATCH_SCHEMA not in (schemas or []):
+            raise ScimError(
+                400, f"A PATCH body declares the schema {PATCH_SCHEMA}.", "invalidSyntax"
+            )
+        if not isinstance(body.get("Operations"), list) or not body["Operations"]:
+            raise ScimError(400, "A PatchOp needs a non-empty Operations list.", "invalidSyntax")
+        return super().patch(request, *args, **kwargs)
 
 
-def _check_patch_schema(body: Any) -> None:
-    if not isinstance(body, dict):
-        raise ScimError(400, "The PATCH body must be a PatchOp object.", "invalidSyntax")
-    schemas = body.get("schemas")
-    if schemas is not None and PATCH_SCHEMA not in (schemas or []):
-        raise ScimError(400, f"A PATCH body declares the schema {PATCH_SCHEMA}.", "invalidSyntax")
+class _SyncMembersMixin:
+    """People invited from the dashboard get their ScimUser before any read, so the
+    identity provider can find and manage them (creation is left alone: it links them)."""
+
+    def dispatch_users(self, request: HttpRequest) -> None:
+        if request.method != "POST" or self.request.path.endswith(".search"):
+            scim_services.sync_member_links(organization=request.scim_organization)
+
+
+class UsersView(_SyncMembersMixin, _ResourceMixin, scim_views.UsersView):
+    schema = USER_SCHEMA
+
+    def check_method(self, request: HttpRequest) -> None:
+        super().check_method(request)
+        self.dispatch_users(request)
+
+
+class GroupsView(_ResourceMixin, scim_views.GroupsView):
+    schema = GROUP_SCHEMA
+
+
+class UserSearchView(_SyncMembersMixin, _ListMixin, ScimViewMixin, scim_views.UserSearchView):
+    schema = USER_SCHEMA
+    model_cls_getter = get_user_model
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        self.dispatch_users(request)
+        return self.search_post(request)
+
+
+class GroupSearchView(_ListMixin, ScimViewMixin, scim_views.GroupSearchView):
+    schema = GROUP_SCHEMA
+    model_cls_getter = get_group_model
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return self.search_post(request)
+
+
+class RootSearchView(ScimViewMixin, scim_views.SearchView):
+    """POST /.search across Users then Groups. A filter attribute one type does not have
+    simply matches none of that type."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        self.params = params = _search_params(self.load_body())
+        start = max(_int_param(params.get("startIndex"), 1), 1)
+        count = min(max(_int_param(params.get("count"), DEFAULT_COUNT), 0), MAX_RESULTS)
+        selection = _attribute_params(params)
+        scim_services.sync_member_links(organization=request.scim_organization)
+        found: list[tuple[Any, Any, str]] = []
+        for model, parser, adapter, schema in (
+            (get_user_model(), get_user_filter_parser(), get_user_adapter(), USER_SCHEMA),
+            (get_group_model(), get_group_filter_parser(), get_group_adapter(), GROUP_SCHEMA),
+        ):
+            try:
+                qs = parser.search(params["filter"], request) if params.get("filter") else None
+            except ScimError:
+                continue
+            qs = (qs if qs is not None else model.objects.all()).filter(
+                **extra_filter_kwargs_getter(model)(request)
+            )
+            qs = queryset_post_processor_getter(model)(request, qs)
+            found.extend((obj, adapter, schema) for obj in qs)
+        page = found[start - 1 : start - 1 + count] if count else []
+        docs = [
+            select_attributes(adapter(obj, request=request).to_dict(), schema=schema, **selection)
+            for obj, adapter, schema in page
+        ]
+        return _json(_list_response(docs, len(found), start))
+
+
+class ServiceProviderConfigView(ScimViewMixin, scim_views.ServiceProviderConfigView):
+    """The package's view; the document comes from SERVICE_PROVIDER_CONFIG_MODEL."""
+
+
+class ResourceTypesView(ScimViewMixin, scim_views.ResourceTypesView):
+    """The adapters' resource_type_dict, as a full ListResponse (the package's lacks
+    totalResults) and a SCIM 404 body for an unknown type (the package's is empty)."""
+
+    def get(self, request: HttpRequest, uuid: str | None = None, *args: Any, **kwargs: Any):
+        documents = [
+            a.resource_type_dict(request) for a in (get_user_adapter(), get_group_adapter())
+        ]
+        return _documents(documents, uuid, "ResourceType")
+
+
+class SchemasView(ScimViewMixin, scim_views.SchemasView):
+    """Our schemas (exactly the attributes the resources carry, with this organization's
+    locations); the package's are the full RFC 7643 ones, built once without a base URL."""
+
+    def get(self, request: HttpRequest, uuid: str | None = None, *args: Any, **kwargs: Any):
+        return _documents(schema_documents(request.scim_base_url), uuid, "Schema")
+
+
+def _documents(documents: list[dict], uuid: str | None, kind: str) -> HttpResponse:
+    if uuid:
+        found = next((d for d in documents if d["id"] == uuid), None)
+        if found is None:
+            raise not_found(f"No {kind} {uuid!r}.")
+        return _json(found)
+    return _json(_list_response(documents, len(documents), 1))
+
+
+class UnsupportedView(ScimViewMixin, scim_views.SCIMView):
+    """/Bulk and /Me: the package's unimplemented SCIMView (501) with our error body."""
+
+    implemented = False
+
+
+class UnknownView(ScimViewMixin, scim_views.SCIMView):
+    """Any other path under the organization's SCIM root: a SCIM 404 (after auth)."""
+
+    def check_method(self, request: HttpRequest) -> None:
+        raise not_found("No such SCIM endpoint.")

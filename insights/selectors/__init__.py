@@ -1,0 +1,1 @@
+"""Read side of insights: every figure is one SQL aggregation (see insights/sql.py)."""
