@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -41,6 +42,8 @@ LIST_DEPTH = 50  # how deep each ranked list goes before fusion
 DIMENSIONS = vectors.DIMENSIONS
 MODES = ("hybrid", "vector", "text")
 MAX_QUERY_TERMS = 32  # a long question's first 32 lexemes are plenty for the text list
+COMMON_TTL = 300.0
+_common_cache: dict[str, tuple[float, set[str]]] = {}
 COMMON_SHARE = 0.02  # a lexeme in more chunks than this share is left out of the any-word list
 MIN_SHOULD_MATCH = 0.6  # share of the query's lexemes a chunk must hold to enter the text list
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -93,7 +96,17 @@ def _common_lexemes() -> set[str]:
     tsvector column (`most_common_elems`, kept by ANALYZE): cheap, and empty before the
     first ANALYZE. They carry little rank information (low IDF) but each matches a large
     share of the table, so the any-word list leaves them out (the all-words list keeps
-    them)."""
+    them). Kept per process for COMMON_TTL seconds (statistics change at ANALYZE only)."""
+    key = str(connection.settings_dict.get("NAME"))
+    cached = _common_cache.get(key)
+    if cached and time.monotonic() - cached[0] < COMMON_TTL:
+        return cached[1]
+    common = _read_common_lexemes()
+    _common_cache[key] = (time.monotonic(), common)
+    return common
+
+
+def _read_common_lexemes() -> set[str]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT most_common_elems::text::text[], most_common_elem_freqs "
                        "FROM pg_stats WHERE tablename = 'knowledge_chunk' "
@@ -113,12 +126,10 @@ def _postgres_text_ranking(chunks, query: str, depth: int) -> list[int]:
                     (FTS_CONFIG, query), output_field=BooleanField())
     common = _common_lexemes()
     lexemes = [lexeme for lexeme in lexemes if lexeme not in common]
-    if not lexemes:  # only common words: the all-words matches alone
-        rank = RawSQL("ts_rank_cd(knowledge_chunk.search_vector, "
-                      "websearch_to_tsquery(%s::regconfig, %s))", (FTS_CONFIG, query),
-                      output_field=FloatField())
-        return list(chunks.filter(strict).annotate(rank=rank).order_by("-rank", "id")
-                    .values_list("id", flat=True)[:depth])
+    if not lexemes:
+        # Only common words: no lexical signal worth ranking thousands of rows for (their
+        # IDF is near zero); the vector list carries such a query.
+        return []
     terms = [_tsquery_term(lexeme) for lexeme in lexemes]
     loose = RawSQL("knowledge_chunk.search_vector @@ %s::tsquery", (" | ".join(terms),),
                    output_field=BooleanField())
