@@ -29,7 +29,9 @@ run: migrate
 # then the families with database-specific SQL again on SQLite, the embedded default (the
 # test databases live in memory; the file named is never created).
 EMBEDDED_TESTS := tests/messaging/broadcasts tests/messaging/inbound tests/messaging/test_send.py \
-	tests/contacts/segments/test_filters.py
+	tests/contacts/segments/test_filters.py tests/knowledge/test_retrieval_api.py \
+	tests/knowledge/test_search_backend.py tests/knowledge/test_recall.py \
+	tests/agents/test_runtime_embedded.py
 
 test: install
 	bash .ci/system-deps.sh

@@ -72,3 +72,28 @@ class AgentVersion(TenantModel):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["agent", "version"],
                                                name="agents_version_unique")]
+
+
+class AgentConversation(TenantModel):
+    """The runtime's state of one conversation an agent took (agents/runtime/).
+
+    `active` mirrors "the agent leads this live thread" so `Agent.active_conversations`
+    moves by one exactly when it flips; `unresolved_turns` counts the agent's answers since
+    the customer last signalled the matter solved (the escalation rule). Keyed by the
+    conversation id (not a foreign key) so deleting the agent keeps the history.
+    """
+
+    conversation_id = models.CharField(max_length=40)
+    agent_id = models.CharField(max_length=40)
+    active = models.BooleanField(default=False)
+    turns = models.PositiveIntegerField(default=0)
+    unresolved_turns = models.PositiveIntegerField(default=0)
+    total_tokens = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["organization", "conversation_id"],
+                                               name="agents_conversation_unique")]
+        indexes = [models.Index(fields=["organization", "agent_id"],
+                                name="agents_conversation_agent")]

@@ -12,3 +12,10 @@ class AgentsConfig(AppConfig):
         from .engine import hooks
 
         hooks.install()
+        from conversations.activity import register_listener
+        from messaging import hooks as messaging_hooks
+
+        from .runtime import binding, state
+
+        messaging_hooks.register_inbound_listener(binding.on_inbound)
+        register_listener(state.sync)

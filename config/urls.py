@@ -39,6 +39,7 @@ api_v1 = [
     path("", include("ads.api.urls")),
     path("", include("conversations.team_chat.api.urls")),
     path("", include("agents.ai.api.urls")),
+    path("", include("agents.api.urls")),
     path("", include("knowledge.api.urls")),
     path("", include("loyalty.api.urls")),
     path("", include("insights.api.urls")),

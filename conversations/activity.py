@@ -16,6 +16,16 @@ from platform_core.identity.principal import Principal
 from .models import Conversation, ConversationActivity
 from .payloads import conversation_data
 
+# Called with (conversation, kind) after each recorded change, in its transaction: other
+# apps keep state that follows the thread (the AI agents' counters). Registered from an
+# AppConfig.ready().
+_listeners: list = []
+
+
+def register_listener(listener) -> None:
+    if listener not in _listeners:
+        _listeners.append(listener)
+
 
 def actor_of(principal: Principal | None) -> tuple[str, str]:
     if principal is None:
@@ -39,4 +49,6 @@ def record(conversation: Conversation, kind: str, *, principal: Principal | None
                          **(data or {})}
     emit(organization=conversation.organization, type=event or f"conversation.{kind}",
          data=payload)
+    for listener in _listeners:
+        listener(conversation, kind)
     return row

@@ -36,6 +36,13 @@ class Answer:
     usage: dict[str, Any] | None = None
 
 
+def record_citations(document_ids: set[str]) -> None:
+    """The one place an answer's cited documents are known: stamps `last_cited_at` (read by
+    the staleness scorecard). Anything else that must follow a citation hooks in here."""
+    if document_ids:
+        Document.objects.filter(pk__in=document_ids).update(last_cited_at=timezone.now())
+
+
 def answer(organization: Organization, question: str, *,
            knowledge_base_ids: list[str] | None = None, limit: int = 8,
            threshold: float | None = None, min_confidence: float | None = None,
@@ -54,8 +61,7 @@ def answer(organization: Organization, question: str, *,
                 for i, h in enumerate(hits, start=1)]
     messages.append({"role": "user", "content": f"{prefix}Question: {ask}"})
     result = engine.complete(organization, messages, feature="kb.answer", max_tokens=512)
-    Document.objects.filter(pk__in={h.document_id for h in hits}).update(
-        last_cited_at=timezone.now())
+    record_citations({h.document_id for h in hits})
     return Answer(answer=result.content or DONT_KNOW, answered=True,
                   confidence=round(confidence, 4), citations=hits, model=result.model,
                   usage={"prompt_tokens": result.prompt_tokens,

