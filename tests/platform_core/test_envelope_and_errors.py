@@ -133,7 +133,7 @@ def test_delete_answers_204_with_empty_body(tenant):
 
 # --- Whatever the method, route or failure: the envelope ----------------------------------
 
-UNKNOWN_PATHS = ["/api/v1/agents", "/api/v1/no/such/route", "/api/elsewhere",
+UNKNOWN_PATHS = ["/api/v1/agentz", "/api/v1/no/such/route", "/api/elsewhere",
                  "/scim/v2", "/scim/nothing-here", "/auth/nothing-here",
                  "/auth/saml/x/y/z", "/api/v1/inbound/nowhere/org"]
 EVERY_METHOD = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
