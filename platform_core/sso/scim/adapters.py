@@ -149,9 +149,57 @@ def _resource_type(request: HttpRequest | None, type_id: str) -> dict[str, Any]:
     return next(d for d in resource_type_documents(request.scim_base_url) if d["id"] == type_id)
 
 
-class UserAdapter(SCIMUser):
+class _ServiceWrites:
+    """The write half both adapters share: read the body with our reader, hand the write to
+    `services`, apply PATCH with our `Patcher`. Subclasses name their reader, their writable
+    document, their PATCH specs and their three service calls."""
+
+    read_body: Any
+    writable_document: Any
+    patch_specs: Any
+    patch_schema: str
+
+    def _create(self, actor, data):
+        raise NotImplementedError
+
+    def _update(self, actor, obj, data):
+        raise NotImplementedError
+
+    def _delete(self, actor, obj) -> None:
+        raise NotImplementedError
+
+    def validate_dict(self, d: Any) -> None:
+        self.data = self.read_body(d)
+
+    def from_dict(self, d: Any) -> None:
+        if self.data is None:
+            self.data = self.read_body(d)
+
+    def save(self) -> None:
+        actor = self.request.scim_actor
+        if self.obj._state.adding:
+            saved = self._create(actor, self.data)
+        else:
+            saved = self._update(actor, self.obj, self.data)
+        self.obj = object_post_processor_getter(type(saved))(self.request, saved)
+
+    def delete(self) -> None:
+        self._delete(self.request.scim_actor, self.obj)
+
+    def handle_operations(self, operations: list) -> None:
+        document = Patcher(self.patch_specs, self.patch_schema).apply(
+            self.writable_document(self.obj), {"Operations": operations}
+        )
+        self.data = self.read_body(document)
+        self.save()
+
+
+class UserAdapter(_ServiceWrites, SCIMUser):
     id_field = "user_id"
     resource_type = "User"
+    read_body = staticmethod(read_user)
+    writable_document = staticmethod(user_writable_document)
+    patch_specs, patch_schema = USER_SPECS, USER_SCHEMA
 
     def __init__(self, obj, request: HttpRequest | None = None) -> None:
         super().__init__(obj, request=request)
@@ -180,38 +228,22 @@ class UserAdapter(SCIMUser):
             )
         return user_document(self.obj, base_url=self.request.scim_base_url, is_member=is_member)
 
-    def validate_dict(self, d: Any) -> None:
-        self.data = read_user(d)
+    def _create(self, actor, data):
+        return services.user_create(actor=actor, data=data)
 
-    def from_dict(self, d: Any) -> None:
-        if self.data is None:
-            self.data = read_user(d)
+    def _update(self, actor, obj, data):
+        return services.user_update(actor=actor, link=obj, data=data)
 
-    def save(self) -> None:
-        actor = self.request.scim_actor
-        if self.obj._state.adding:
-            link = services.user_create(actor=actor, data=self.data)
-        else:
-            link = services.user_update(actor=actor, link=self.obj, data=self.data)
-        self.obj = self._reload(link)
-
-    def delete(self) -> None:
-        services.user_delete(actor=self.request.scim_actor, link=self.obj)
-
-    def handle_operations(self, operations: list) -> None:
-        document = Patcher(USER_SPECS, USER_SCHEMA).apply(
-            user_writable_document(self.obj), {"Operations": operations}
-        )
-        self.data = read_user(document)
-        self.save()
-
-    def _reload(self, link):
-        return object_post_processor_getter(type(link))(self.request, link)
+    def _delete(self, actor, obj) -> None:
+        services.user_delete(actor=actor, link=obj)
 
 
-class GroupAdapter(SCIMGroup):
+class GroupAdapter(_ServiceWrites, SCIMGroup):
     id_field = "id"
     resource_type = "Group"
+    read_body = staticmethod(read_group)
+    writable_document = staticmethod(group_writable_document)
+    patch_specs, patch_schema = GROUP_SPECS, GROUP_SCHEMA
 
     def __init__(self, obj, request: HttpRequest | None = None) -> None:
         super().__init__(obj, request=request)
@@ -236,30 +268,11 @@ class GroupAdapter(SCIMGroup):
     def to_dict(self) -> dict[str, Any]:
         return group_document(self.obj, base_url=self.request.scim_base_url)
 
-    def validate_dict(self, d: Any) -> None:
-        self.data = read_group(d)
+    def _create(self, actor, data):
+        return services.group_create(actor=actor, data=data)
 
-    def from_dict(self, d: Any) -> None:
-        if self.data is None:
-            self.data = read_group(d)
+    def _update(self, actor, obj, data):
+        return services.group_update(actor=actor, group=obj, data=data)
 
-    def save(self) -> None:
-        actor = self.request.scim_actor
-        if self.obj._state.adding:
-            group = services.group_create(actor=actor, data=self.data)
-        else:
-            group = services.group_update(actor=actor, group=self.obj, data=self.data)
-        self.obj = self._reload(group)
-
-    def delete(self) -> None:
-        services.group_delete(actor=self.request.scim_actor, group=self.obj)
-
-    def handle_operations(self, operations: list) -> None:
-        document = Patcher(GROUP_SPECS, GROUP_SCHEMA).apply(
-            group_writable_document(self.obj), {"Operations": operations}
-        )
-        self.data = read_group(document)
-        self.save()
-
-    def _reload(self, group):
-        return object_post_processor_getter(type(group))(self.request, group)
+    def _delete(self, actor, obj) -> None:
+        services.group_delete(actor=actor, group=obj)
