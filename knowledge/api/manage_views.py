@@ -9,18 +9,18 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status
 from rest_framework.response import Response
 
-from knowledge import publication, staleness, versions
+from knowledge import publication, selectors, staleness, versions
 from knowledge.connectors import catalog
 from knowledge.connectors import services as connectors
 from knowledge.connectors.models import Connector
-from knowledge.models import DocumentVersion, KnowledgeBase
+from knowledge.models import DocumentVersion
 from platform_core.api.pagination import KeysetCursorPagination
 from platform_core.api.serialization import validated_input
 from platform_core.api.views import PlatformAPIView, TenantViewSet
 
 from . import manage_serializers as m
 from . import serializers as s
-from .views import DocumentViewSet
+from .views import DocumentViewSet, InKnowledgeBase
 
 READ, WRITE = "knowledge:read", "knowledge:write"
 SCOPES = {"GET": READ, "POST": WRITE, "PATCH": WRITE, "PUT": WRITE, "DELETE": WRITE}
@@ -90,10 +90,6 @@ class KBStalenessView(PlatformAPIView):
             limit=query["limit"])).data)
 
 
-def _connected_kinds() -> set[str]:
-    return set(Connector.objects.order_by().values_list("kind", flat=True).distinct())
-
-
 class ConnectorCatalogView(PlatformAPIView):
     required_scopes = {"GET": READ}
 
@@ -101,7 +97,7 @@ class ConnectorCatalogView(PlatformAPIView):
                    responses=m.CatalogEntrySerializer(many=True))
     def get(self, request):
         query = validated_input(m.CatalogQuerySerializer, request.query_params).validated_data
-        found = catalog.entries(connected=_connected_kinds(), category=query.get("category"),
+        found = catalog.entries(connected=selectors.connected_kinds(), category=query.get("category"),
                                 status=query.get("status"), search=query.get("search"))
         return Response(m.CatalogEntrySerializer(found, many=True).data)
 
@@ -114,12 +110,12 @@ class ConnectorCatalogDetailView(PlatformAPIView):
         entry = catalog.BY_ID.get(pk)
         if entry is None:
             raise Http404
-        connected = Connector.objects.filter(kind=pk).exists()
+        connected = pk in selectors.connected_kinds()
         return Response(m.CatalogEntrySerializer(
             catalog.as_dict(entry, "connected" if connected else "available")).data)
 
 
-class ConnectorViewSet(mixins.ListModelMixin, TenantViewSet):
+class ConnectorViewSet(InKnowledgeBase, mixins.ListModelMixin, TenantViewSet):
     """`/knowledge-bases/{kb_pk}/connectors[/{pk}[/sync]]`."""
 
     model = Connector
@@ -127,16 +123,6 @@ class ConnectorViewSet(mixins.ListModelMixin, TenantViewSet):
     required_scopes = SCOPES
     required_roles = {"POST": MANAGERS, "PATCH": MANAGERS, "DELETE": MANAGERS}
 
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
-        if getattr(self, "swagger_fake_view", False):
-            return
-        self.kb = KnowledgeBase.objects.filter(pk=kwargs.get("kb_pk", "")).first()
-        if self.kb is None:
-            raise Http404
-
-    def scope_queryset(self, queryset):
-        return queryset.filter(knowledge_base_id=self.kwargs.get("kb_pk", ""))
 
     @extend_schema(request=m.ConnectorInSerializer, responses={201: m.ConnectorSerializer},
                    description="Owner, admin or developer. Credentials are encrypted and "

@@ -61,7 +61,23 @@ class KnowledgeBaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Ten
             self.get_object(), default_threshold_days=query["default_threshold_days"])).data)
 
 
-class DocumentViewSet(mixins.ListModelMixin, TenantViewSet):
+class InKnowledgeBase:
+    """Views under `knowledge-bases/{kb_pk}/…`: the base must be the organization's (else
+    404), and their rows are the base's."""
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        if getattr(self, "swagger_fake_view", False):
+            return
+        self.kb = selectors.knowledge_base(kwargs.get("kb_pk", ""))
+        if self.kb is None:
+            raise Http404
+
+    def scope_queryset(self, queryset):
+        return queryset.filter(knowledge_base_id=self.kwargs.get("kb_pk", ""))
+
+
+class DocumentViewSet(InKnowledgeBase, mixins.ListModelMixin, TenantViewSet):
     """Documents of one base: `/knowledge-bases/{kb_pk}/documents[/{pk}]`."""
 
     model = Document
@@ -69,16 +85,6 @@ class DocumentViewSet(mixins.ListModelMixin, TenantViewSet):
     parser_classes = [JSONParser, LimitedMultiPartParser]
     required_scopes = SCOPES
 
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
-        if getattr(self, "swagger_fake_view", False):
-            return
-        self.kb = KnowledgeBase.objects.filter(pk=kwargs.get("kb_pk", "")).first()
-        if self.kb is None:
-            raise Http404
-
-    def scope_queryset(self, queryset):
-        return queryset.filter(knowledge_base_id=self.kwargs.get("kb_pk", ""))
 
     @extend_schema(
         request={"multipart/form-data": s.DocumentUploadSerializer,
