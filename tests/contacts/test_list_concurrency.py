@@ -2,39 +2,13 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
-from django.db import connection
 
 from contacts.models import ContactList, ListMembership
+from tests.concurrency import run_together
 from tests.contacts.helpers import LISTS, bulk_contacts, make_list
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _run_threads(jobs) -> list:
-    """Run every callable in its own thread (own DB connection), all released together."""
-    barrier = threading.Barrier(len(jobs))
-    results: list = [None] * len(jobs)
-    errors: list = []
-
-    def worker(i, job):
-        try:
-            barrier.wait()
-            results[i] = job()
-        except Exception as exc:  # reported below
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=worker, args=(i, job)) for i, job in enumerate(jobs)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    assert not errors, errors
-    return results
 
 
 def _counts(contact_list):
@@ -54,7 +28,7 @@ def test_concurrent_adds_of_the_same_and_different_contacts(tenant):
 
     # Each contact added by three threads at once: exactly one 201 per contact.
     jobs = [add(c.pk) for c in contacts for _ in range(3)]
-    statuses = _run_threads(jobs)
+    statuses = run_together(jobs)
     assert statuses.count(201) == len(contacts)
     assert statuses.count(200) == 2 * len(contacts)
     assert _counts(contact_list) == (8, 8)
@@ -75,7 +49,7 @@ def test_concurrent_bulk_adds_and_removes(tenant):
 
     jobs = [bulk(ids[10:30]), bulk(ids[20:40]), bulk(ids[25:40])]
     jobs += [remove(cid) for cid in ids[:10]] + [remove(cid) for cid in ids[:5]]
-    results = _run_threads(jobs)
+    results = run_together(jobs)
     assert sum(results[:3]) == 20  # contacts 20..39 added once each, whoever won
     assert sorted(results[3:]).count(204) == 10  # each of the first ten removed once
     assert _counts(contact_list) == (30, 30)

@@ -4,13 +4,11 @@ expiry, concurrent accepts (exactly one wins), direct assignment, handoff."""
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from datetime import timedelta
 
 import pytest
 import time_machine
-from django.db import connection
 from django.utils import timezone
 
 from conversations import routing
@@ -18,6 +16,7 @@ from conversations.models import Conversation
 from conversations.routing_models import RoutingAgent
 from conversations.services import conversation_for_inbound
 from platform_core.tenancy.context import tenant_context
+from tests.concurrency import run_together
 
 from .conftest import url
 
@@ -176,21 +175,8 @@ def test_concurrent_accepts_exactly_one_wins(tenant, make_agent, inbound):
     agent = make_agent()
     cid = inbound("hello")["conversation_id"]
     clients = [agent.client, agent.tenant.session_client(agent.user, "Agent-Horse-7-battery")]
-    barrier = threading.Barrier(2)
-    codes: list[int] = []
-
-    def accept(client):
-        try:
-            barrier.wait()
-            codes.append(client.post(url(cid, "/assignment/accept")).status_code)
-        finally:
-            connection.close()
-
-    workers = [threading.Thread(target=accept, args=(c,)) for c in clients]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
+    codes = run_together([lambda c=c: c.post(url(cid, "/assignment/accept")).status_code
+                          for c in clients])
     assert sorted(codes) == [200, 422]
 
 

@@ -2,39 +2,14 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
-from django.db import connection
+
+from tests.concurrency import run_together
 
 from .helpers import MEMBERS, author, make_contact, member, track
 from .test_members import RULES
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _run_threads(jobs) -> list:
-    """Each callable in its own thread (its own database connection), released together."""
-    barrier = threading.Barrier(len(jobs))
-    results: list = [None] * len(jobs)
-    errors: list = []
-
-    def worker(i, job):
-        try:
-            barrier.wait()
-            results[i] = job()
-        except Exception as exc:  # reported below
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=worker, args=(i, job)) for i, job in enumerate(jobs)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    assert not errors, errors
-    return results
 
 
 def test_concurrent_redeems_never_overdraw(tenant):
@@ -48,7 +23,7 @@ def test_concurrent_redeems_never_overdraw(tenant):
         response = tenant.client().post(url, {"points": 30, "reward": "x"}, format="json")
         return response.status_code, response.json()
 
-    results = _run_threads([redeem for _ in range(8)])
+    results = run_together([redeem for _ in range(8)])
     statuses = [status for status, _ in results]
     assert statuses.count(201) == 3, results  # 3 x 30 = 90 <= 96 < 4 x 30
     assert statuses.count(422) == 5
@@ -75,6 +50,6 @@ def test_concurrent_redeems_and_debit_adjustments(tenant):
         return tenant.client().post(f"{base}/adjust", {"points": -15, "reason": "x"},
                                     format="json").status_code
 
-    statuses = _run_threads([redeem, debit, redeem, debit, redeem, debit])
+    statuses = run_together([redeem, debit, redeem, debit, redeem, debit])
     assert statuses.count(201) == 2
     assert member(tenant, contact["id"])["balance"]["available"] == 10

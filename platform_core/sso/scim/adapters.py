@@ -53,21 +53,20 @@ def _iso(value) -> str:
     return value.isoformat().replace("+00:00", "Z")
 
 
+def _name_of(link) -> dict[str, str]:
+    """The SCIM `name` complex attribute: only the parts the link has."""
+    parts = (("formatted", link.formatted_name), ("familyName", link.family_name),
+             ("givenName", link.given_name))
+    return {key: value for key, value in parts if value}
+
+
 def user_document(link, *, base_url: str, is_member: bool) -> dict[str, Any]:
     """The representation of a ScimUser (with `groups` prefetched)."""
     doc: dict[str, Any] = {"schemas": [USER_SCHEMA], "id": link.user_id}
     if link.external_id:
         doc["externalId"] = link.external_id
     doc["userName"] = link.user_name
-    name = {
-        k: v
-        for k, v in (
-            ("formatted", link.formatted_name),
-            ("familyName", link.family_name),
-            ("givenName", link.given_name),
-        )
-        if v
-    }
+    name = _name_of(link)
     if name:
         doc["name"] = name
     if link.display_name:
@@ -97,16 +96,7 @@ def user_writable_document(link) -> dict[str, Any]:
     return {
         "userName": link.user_name,
         "externalId": link.external_id,
-        "name": {
-            k: v
-            for k, v in (
-                ("formatted", link.formatted_name),
-                ("familyName", link.family_name),
-                ("givenName", link.given_name),
-            )
-            if v
-        }
-        or None,
+        "name": _name_of(link) or None,
         "displayName": link.display_name,
         "emails": list(link.emails or []),
         "active": link.active,
