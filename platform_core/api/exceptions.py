@@ -12,7 +12,7 @@ from django.core.exceptions import (
     TooManyFieldsSent,
     TooManyFilesSent,
 )
-from django.db import DatabaseError, IntegrityError
+from django.db import DatabaseError, DataError, IntegrityError
 from django.http import Http404
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
@@ -103,6 +103,13 @@ def to_api_error(exc: Exception) -> APIError:
     if isinstance(exc, IntegrityError):
         logger.warning("integrity error answered as conflict: %s", exc)
         return APIError("ALREADY_EXISTS")
+    if isinstance(exc, DataError):
+        # A value the database cannot hold (a NUL in text or JSON, a number out of range):
+        # the caller's input, whichever field carried it; the write was rolled back.
+        logger.warning("data error answered as validation error: %s", exc)
+        return validation_error(NON_FIELD, "A value cannot be stored: it is out of range or "
+                                           "contains a character the database does not accept "
+                                           "(such as \\u0000).")
     if isinstance(exc, DatabaseError):
         logger.exception("database error", exc_info=exc)
         return APIError("DB_ERROR")

@@ -92,6 +92,24 @@ def test_database_failure_answers_db_error(tenant_factory):
     assert_error(tenant.client().get("/test/db-crash"), 500, "DB_ERROR")
 
 
+
+@pytest.mark.django_db(transaction=True)  # autocommit, as under gunicorn
+@pytest.mark.parametrize(("path", "body"), [
+    ("/api/v1/events/track",
+     '{"event": "x", "contact_email": "a@b.co", "properties": {"a": "x\\u0000y"}}'),
+    ("/api/v1/contacts",
+     '{"email": "nul@b.co", "custom_fields": {"note": "x\\u0000y"}}'),
+])
+def test_a_value_the_database_cannot_store_is_a_validation_error(tenant_factory, path, body):
+    """A NUL inside a JSON value passes the serializers but not PostgreSQL: the write is
+    refused as the caller's input (422), never a 500, and nothing is stored."""
+    client = tenant_factory().client()
+    before = client.get("/api/v1/contacts").json()["data"]
+    response = client.post(path, body, content_type="application/json")
+    payload = assert_error(response, 422, "VALIDATION_ERROR")
+    assert "cannot be stored" in payload["error"]["message"]
+    assert client.get("/api/v1/contacts").json()["data"] == before
+
 def test_request_id_header_adopts_wellformed_inbound_id(tenant):
     response = tenant.client().get("/api/v1/organization", HTTP_X_REQUEST_ID="proxy-abc-12345")
     assert response["X-Request-Id"] == "proxy-abc-12345"
