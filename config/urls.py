@@ -59,6 +59,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     # SAML and SCIM sit at the root, without /api/v1 (Document 1, 4.2 and 4.3).
     path("", include("platform_core.sso.root_urls")),
+    # The dashboard (server-rendered, session cookie): dashboard/urls.py.
+    path("dashboard", RedirectView.as_view(url="/dashboard/", permanent=False)),
+    path("dashboard/", include("dashboard.urls")),
     # Tracked short links (0-conventions 6: `/l/<code>` answers 302 and records the click).
     path("l/<str:code>", ShortLinkRedirectView.as_view(), name="short-link"),
     # Anything else answers the 404 envelope, whatever DEBUG says.

@@ -120,17 +120,21 @@ INSTALLED_APPS = [
     "ads",
     "voice",
     "templates.apps.MessageTemplatesConfig",
+    "django_htmx",
+    "dashboard",
 ]
 
 MIDDLEWARE = [
     "platform_core.api.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "platform_core.api.csrf.ConsoleCsrfViewMiddleware",  # the admin console only
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -148,6 +152,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "dashboard.context.frame",
             ],
         },
     },
@@ -279,6 +284,16 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 SESSION_TOKEN_TTL_SECONDS = env.int("SESSION_TOKEN_TTL_SECONDS", default=12 * 3600)
+# The dashboard's session cookie (platform_core/identity/dashboard_cookie.py) is Secure
+# except on the embedded default, which serves plain HTTP on 127.0.0.1.
+DASHBOARD_COOKIE_SECURE = env.bool("DASHBOARD_COOKIE_SECURE", default=not (DEBUG or _EMBEDDED))
+# The dashboard's sign-in lockout: this many wrong passwords for one address in the window
+# lock that address's password sign-in until the window passes.
+LOGIN_LOCKOUT_ATTEMPTS = env.int("LOGIN_LOCKOUT_ATTEMPTS", default=10)
+LOGIN_LOCKOUT_SECONDS = env.int("LOGIN_LOCKOUT_SECONDS", default=15 * 60)
+# The terms and privacy policy versions a dashboard member accepts before going on.
+DASHBOARD_TERMS_VERSION = env.str("DASHBOARD_TERMS_VERSION", default="2026-01")
+DASHBOARD_PRIVACY_VERSION = env.str("DASHBOARD_PRIVACY_VERSION", default="2026-01")
 # Header carrying the internal service-to-service token (Document 1, 5 rule 7).
 INTERNAL_SERVICE_TOKEN = env.str("INTERNAL_SERVICE_TOKEN", default="")
 
@@ -360,6 +375,11 @@ if AWS_STORAGE_BUCKET_NAME:
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+# WhiteNoise serves static files from the app server (gunicorn or daphne), found where the
+# apps keep them (no collectstatic step for the embedded default and the tests); cached
+# by the browser for a day.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_MAX_AGE = 86400
 
 # --- Webhooks and outbound HTTP ----------------------------------------------------------
 ALLOW_PRIVATE_WEBHOOK_TARGETS = env("ALLOW_PRIVATE_WEBHOOK_TARGETS")

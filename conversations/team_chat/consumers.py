@@ -2,7 +2,8 @@
 
 Authentication: the session JWT as `?token=<jwt>` (browsers cannot set headers on a
 WebSocket) or an `Authorization: Bearer` header; an API key (`X-API-Key` or `?token=`)
-acts as its creating user, as on the REST API. A refused connection is accepted, sent one
+acts as its creating user, as on the REST API; or, from the dashboard, its session cookie
+(same-origin handshakes only). A refused connection is accepted, sent one
 `{"type": "error", "error": {code, message}}` frame and closed with 4401 (credentials) or
 4403 (permissions) or 4503 (no channel layer).
 
@@ -33,6 +34,7 @@ from django.db.models import Q
 from platform_core.api.authentication import PlatformAuthentication
 from platform_core.api.permissions import require_scope
 from platform_core.errors import APIError
+from platform_core.identity import dashboard_cookie
 
 from . import live, presence
 from .actors import acting_user_id
@@ -59,6 +61,11 @@ def _meta(scope) -> dict[str, str]:
             meta["HTTP_AUTHORIZATION"] = f"Bearer {token}"
         else:
             meta["HTTP_X_API_KEY"] = token
+    if not meta.get("HTTP_X_API_KEY") and not meta.get("HTTP_AUTHORIZATION"):
+        # The dashboard's session cookie (same-origin handshakes only).
+        cookie_token = dashboard_cookie.token_from_ws_scope(scope)
+        if cookie_token:
+            meta["HTTP_AUTHORIZATION"] = f"Bearer {cookie_token}"
     return meta
 
 

@@ -384,3 +384,14 @@ def impersonation_end(*, grant: ImpersonationGrant, operator: User, request=None
             metadata={"session_id": grant.session_id or None},
         )
     return True
+
+
+def impersonation_end_by_session(*, grant: ImpersonationGrant, request=None) -> bool:
+    """The impersonated dashboard's end button: the operator ends their own grant from
+    inside the session (the console's end action, acted by the grant's operator)."""
+    if grant.operator is None:  # the operator account is gone: the session ends anyway
+        session = UserSession.objects.dangerously_unscoped().filter(pk=grant.session_id).first()
+        if session is not None:
+            identity_services.session_revoke(session=session)
+        return False
+    return impersonation_end(grant=grant, operator=grant.operator, request=request)

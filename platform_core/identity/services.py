@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.hashers import check_password, make_password
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -214,15 +217,47 @@ def api_keys_revoke_created_by(*, user: User) -> int:
 # --- Sessions ------------------------------------------------------------------------------
 
 
+def _lockout_key(email: str) -> str:
+    return "login-fail:" + hashlib.sha256(email.strip().lower().encode()).hexdigest()[:32]
+
+
+def _check_not_locked_out(email: str) -> None:
+    """Password sign-in of an address stops for LOGIN_LOCKOUT_SECONDS after
+    LOGIN_LOCKOUT_ATTEMPTS wrong passwords (known or unknown address alike, so the answer
+    does not tell whether the account exists)."""
+    failures = cache.get(_lockout_key(email)) or 0
+    if failures >= settings.LOGIN_LOCKOUT_ATTEMPTS:
+        raise APIError(
+            "RATE_LIMITED",
+            "Too many failed sign-ins for this address; try again later or reset the password.",
+            headers={"Retry-After": str(settings.LOGIN_LOCKOUT_SECONDS)},
+        )
+
+
+def _count_failed_login(email: str) -> None:
+    key = _lockout_key(email)
+    if cache.add(key, 1, settings.LOGIN_LOCKOUT_SECONDS):
+        return
+    try:
+        cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.add(key, 1, settings.LOGIN_LOCKOUT_SECONDS)
+
+
 def session_login(
     *, email: str, password: str, organization_slug: str | None, ip: str | None, user_agent: str
 ) -> tuple[UserSession, str]:
-    user = User.objects.filter(email__iexact=(email or "").strip()).first()
+    email = (email or "").strip()
+    _check_not_locked_out(email)
+    user = User.objects.filter(email__iexact=email).first()
     if user is None:
         check_password(password or "", _DUMMY_PASSWORD_HASH)
+        _count_failed_login(email)
         raise APIError("INVALID_CREDENTIALS")
     if not user.is_active or not user.check_password(password or ""):
+        _count_failed_login(email)
         raise APIError("INVALID_CREDENTIALS")
+    cache.delete(_lockout_key(email))
     memberships = (
         Membership.objects.dangerously_unscoped().filter(user=user).select_related("organization")
     )
@@ -415,3 +450,28 @@ def user_remove(*, principal: Principal, membership: Membership, request=None) -
             metadata={"sessions_revoked": len(session_ids)},
         )
     credentials.forget_sessions(session_ids)
+
+
+def session_switch_organization(
+    *, principal: Principal, organization_slug: str, ip: str | None, user_agent: str
+) -> tuple[UserSession, str]:
+    """The dashboard's organization switcher: a new session in another organization the
+    person belongs to; the current one ends. Impersonated sessions stay where they were
+    let in."""
+    if principal.kind != "session" or principal.impersonator_id:
+        raise APIError("INSUFFICIENT_PERMISSIONS",
+                       "Only a member's own session can switch organizations.")
+    membership = (
+        Membership.objects.dangerously_unscoped()
+        .filter(user_id=principal.user_id, organization__slug=organization_slug,
+                organization__is_active=True)
+        .select_related("organization", "user")
+        .first()
+    )
+    if membership is None:
+        raise APIError("NOT_FOUND", "You are not a member of that organization.")
+    current = UserSession.objects.dangerously_unscoped().get(pk=principal.session_id)
+    session, token = session_start(user=membership.user, organization=membership.organization,
+                                   ip=ip, user_agent=user_agent)
+    session_revoke(session=current)
+    return session, token

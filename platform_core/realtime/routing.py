@@ -22,11 +22,14 @@ def http_routes() -> list:
 
 
 def websocket_routes() -> list:
-    """WebSocket routes (team-chat presence, typing and live updates; the co-browse relay)."""
+    """WebSocket routes (team-chat presence, typing and live updates; the co-browse relay;
+    the dashboard's live feed)."""
     from conversations.consumers import CobrowseConsumer
     from conversations.team_chat.consumers import TeamChatConsumer
+    from dashboard.consumers import DashboardLiveConsumer
 
     return [
         re_path(r"^ws/team-chat/?$", TeamChatConsumer.as_asgi()),
+        re_path(r"^ws/dashboard/?$", DashboardLiveConsumer.as_asgi()),
         re_path(r"^ws/cobrowse/(?P<session_id>[A-Za-z0-9_]+)/?$", CobrowseConsumer.as_asgi()),
     ]

@@ -14,7 +14,8 @@ Decisions where the documents say "not shown":
   impersonated user (`session`), whose `imp` claim names the operator; the session lasts
   IMPERSONATION_SESSION_TTL_SECONDS (1 hour) and ends when the grant is ended.
 - impersonate-cookie-consume redirects 302 to `DASHBOARD_URL#session=<session JWT>`
-  (default PUBLIC_BASE_URL + /dashboard/); the fragment never reaches a server. A second
+  (default PUBLIC_BASE_URL + /dashboard/); the fragment never reaches a server. The same
+  answer sets the dashboard's session cookie, so the browser lands signed in. A second
   visit, or any unusable cookie, answers the 401 INVALID_IMPERSONATION_TOKEN envelope.
 """
 
@@ -34,6 +35,7 @@ from platform_core.api.exceptions import error_response
 from platform_core.api.ratelimit import RateLimit
 from platform_core.api.views import PlatformAPIView, PublicAPIView
 from platform_core.errors import APIError
+from platform_core.identity import dashboard_cookie
 
 from .. import conf, services
 from ..models import ConsentRecord
@@ -302,6 +304,8 @@ class ImpersonateCookieConsumeView(_RateLimitedPublicView):
             return response
         response = HttpResponseRedirect(conf.impersonated_dashboard_url(result.token))
         _clear_cookie(response)
+        # The dashboard signs in with its own cookie; the fragment stays for API clients.
+        dashboard_cookie.set_session_cookie(response, result.token)
         response["Cache-Control"] = "no-store"
         response["Referrer-Policy"] = "no-referrer"
         return response
