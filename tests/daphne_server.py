@@ -33,8 +33,11 @@ def free_port() -> int:
 @contextmanager
 def running_daphne(logs: Path, *, settings_module: str = "config.settings.test",
                    extra_env: dict[str, str] | None = None,
-                   extra_args: tuple[str, ...] = ()) -> Iterator[int]:
-    """Start daphne on a free port, wait until it accepts connections, yield the port."""
+                   extra_args: tuple[str, ...] = (),
+                   self_base_url: bool = False) -> Iterator[int]:
+    """Start daphne on a free port, wait until it accepts connections, yield the port.
+    `self_base_url`: its PUBLIC_BASE_URL is its own address (links and SAML endpoints it
+    builds point back at it, as a deployment's do)."""
     port = free_port()
     db = connection.settings_dict
     _, run, worker = settings.CACHE_KEY_PREFIX.split(":", 2)
@@ -45,6 +48,7 @@ def running_daphne(logs: Path, *, settings_module: str = "config.settings.test",
                          f"{db['PORT'] or 5432}/{db['NAME']}"),
         "TEST_RUN_ID": run,
         "PYTEST_XDIST_WORKER": worker,
+        **({"PUBLIC_BASE_URL": f"http://127.0.0.1:{port}"} if self_base_url else {}),
         **(extra_env or {}),
     }
     output = (logs / "daphne.out").open("w")

@@ -379,6 +379,7 @@ STATIC_ROOT = VAR_DIR / "static"
 # apps keep them (no collectstatic step for the embedded default and the tests); cached
 # by the browser for a day.
 WHITENOISE_USE_FINDERS = True
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # `collectstatic` fills it for production
 WHITENOISE_MAX_AGE = 86400
 
 # --- Webhooks and outbound HTTP ----------------------------------------------------------

@@ -13,7 +13,7 @@ Service errors (`APIError`) become the error fragment for htmx requests (swapped
 from __future__ import annotations
 
 from typing import Any, ClassVar
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
 from django.contrib import messages
@@ -38,6 +38,14 @@ def safe_next(value: str | None) -> str:
             or any(ord(c) < 32 for c in value)):
         return "/dashboard/"
     return value
+
+
+def back_to(request: HttpRequest) -> str:
+    """The dashboard page a form was posted from (its Referer on this host), else home."""
+    referer = urlsplit(request.META.get("HTTP_REFERER", ""))
+    if referer.netloc == request.get_host():
+        return safe_next(referer.path + (f"?{referer.query}" if referer.query else ""))
+    return "/dashboard/"
 
 
 def sign_in_redirect(request: HttpRequest) -> HttpResponse:
@@ -114,7 +122,7 @@ class DashboardView(View):
         """Override to re-render a form with the error; the default shows it."""
         if not request.htmx and request.method == "POST":
             messages.error(request, f"{error.message} ({error.code})")
-            return redirect(request.get_full_path())
+            return redirect(back_to(request))
         return error_response(request, error)
 
     def can(self, scope: str) -> bool:

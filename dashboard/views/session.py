@@ -100,6 +100,12 @@ class SsoStartView(View):
                           {"sso_error": "Enter your organization's slug.", "next": "/dashboard/"},
                           status=422)
         target = safe_next(request.GET.get("next"))
+        try:
+            sso_services.saml_enabled_config(slug=slug)
+        except APIError as error:  # shown here rather than as the login route's JSON
+            return render(request, "dashboard/signin.html",
+                          {"sso_error": error.message, "sso_error_code": error.code,
+                           "next": target}, status=error.status)
         return redirect(f"/auth/saml/{quote(slug)}/login?{urlencode({'redirect': target})}")
 
 

@@ -2,7 +2,8 @@
 signed-in browser contexts.
 
 - `dashboard_server` (one per test module): daphne serving the whole project (HTTP and the
-  WebSockets) on the test database; tests are transactional so it sees committed rows.
+  WebSockets) on the test database, with its own address as PUBLIC_BASE_URL; tests are
+  transactional so it sees committed rows.
 - `browser` (one per test module): Chromium. Playwright's sync API keeps an event loop in
   this thread while it runs, and Django refuses ORM calls from a thread with a running
   loop; Playwright's loop only runs inside its own calls (greenlets, no concurrency), so
@@ -34,7 +35,7 @@ SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR", settings.BASE_DIR / "var" / 
 @pytest.fixture(scope="module")
 def dashboard_server(django_db_setup, django_db_blocker, tmp_path_factory) -> str:
     logs = tmp_path_factory.mktemp("daphne")
-    with running_daphne(logs) as port:
+    with running_daphne(logs, self_base_url=True) as port:
         yield f"http://127.0.0.1:{port}"
 
 

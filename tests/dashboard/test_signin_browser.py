@@ -34,7 +34,8 @@ def test_password_sign_in_asks_consent_once_then_lands_on_the_dashboard(new_cont
     page.wait_for_url("**/dashboard/")
 
     cookie = next(c for c in page.context.cookies() if c["name"] == "engage_session")
-    assert cookie["httpOnly"] and cookie["sameSite"] == "Lax"
+    assert cookie["httpOnly"]
+    assert cookie["sameSite"] == "Lax"
     record = ConsentRecord.objects.get(user=member)
     assert record.ip_address == "127.0.0.1"
     assert UserSession.objects.dangerously_unscoped().filter(user=member, revoked_at=None).count() == 1
