@@ -57,12 +57,21 @@ def test_channel_message_typing_presence_and_thread_live(open_as, team):
     tenant, alice, bob, vera, channel = team
     url = f"{BASE}channels/{channel.pk}"
     page_b = open_live(open_as, bob, tenant.org, url)
-    page_v = open_live(open_as, vera, tenant.org, url)
+    page_v = open_as(vera, tenant.org, viewport={"width": 390, "height": 844}).new_page()
+    page_v.goto(url)
+    page_v.wait_for_selector("#team-chat[data-live-ready]")
     page_a = open_live(open_as, alice, tenant.org, url)
 
     # Presence: Bob's page saw Alice come online after it loaded.
     page_b.wait_for_selector(f'#people [data-presence="{alice.pk}"][data-status="online"]')
     page_a.wait_for_selector(f'#people [data-presence="{bob.pk}"][data-status="online"]')
+    # Vera's tab goes to the background: her page beats `away` and Alice's dot follows.
+    page_v.evaluate("""() => {
+        Object.defineProperty(document, "hidden", {value: true, configurable: true});
+        document.dispatchEvent(new Event("visibilitychange"));
+    }""")
+    page_a.wait_for_selector(f'#people [data-presence="{vera.pk}"][data-status="away"]')
+    assert page_a.locator(f'#people [data-presence="{vera.pk}"]').inner_text() == "(away)"
 
     # Alice posts; Bob and the viewer see it arrive without reloading.
     page_a.fill("#message-body", "Launch moves to Thursday")
@@ -111,9 +120,10 @@ def test_channel_message_typing_presence_and_thread_live(open_as, team):
         "link", name="2 replies").click()
     page_v.locator("#thread-replies").get_by_text("Support too").wait_for()
     assert page_v.locator("#reply-form").count() == 0
+    shot(page_v, "team-chat-viewer-phone")
 
 
-def test_direct_message_starts_and_is_answered_live(open_as, team):
+def test_direct_message_and_a_new_channel_live(open_as, team):
     tenant, alice, bob, _vera, _channel = team
     page_b = open_live(open_as, bob, tenant.org, BASE)
     page_a = open_live(open_as, alice, tenant.org, BASE)
@@ -143,11 +153,8 @@ def test_direct_message_starts_and_is_answered_live(open_as, team):
         "data-status") == "online"
     shot(page_a, "team-chat-dm")
 
-
-def test_new_channel_and_adding_a_member(open_as, team):
-    tenant, alice, bob, _vera, _channel = team
-    page_b = open_live(open_as, bob, tenant.org, BASE)
-    page_a = open_live(open_as, alice, tenant.org, BASE)
+    # A new channel: Bob is added and his sidebar gains it live (his socket joins it too).
+    page_a.goto(BASE)
     page_a.click("#new-channel summary")
     page_a.fill("#channel-name", "launch-war-room")
     page_a.click("#new-channel-form button[type=submit]")
@@ -157,9 +164,9 @@ def test_new_channel_and_adding_a_member(open_as, team):
     page_a.select_option("#add-member", label="Bob Agent")
     page_a.click("#add-member-form button[type=submit]")
     page_a.locator("#flash").get_by_text("Bob Agent joined #launch-war-room.").wait_for()
-    # Bob's sidebar gains the channel live (his socket joined it with member.added).
     page_b.locator("#channel-list").get_by_role("link", name="# launch-war-room").wait_for()
     page_a.wait_for_selector("#team-chat[data-live-ready]")
     page_a.fill("#message-body", "Welcome, Bob")
     page_a.press("#message-body", "Enter")
-    page_b.locator("#channel-list .tc-unread").wait_for()
+    page_b.locator("#channel-list a", has_text="launch-war-room").locator(
+        "xpath=..").locator(".tc-unread").wait_for()
