@@ -16,7 +16,7 @@ from .common import FORMER_MEMBER, WRITE, PersonRow, TeamChatScreen, form_input,
 from .views import T, newest_first_page
 
 
-class DMMixin:
+class DMScreen(TeamChatScreen):
     def dm_context(self, thread: DMThread) -> dict:
         return {"dm_thread": thread,
                 "dm_messages": newest_first_page(dms.thread_messages(thread)),
@@ -26,7 +26,7 @@ class DMMixin:
         return self.people_by_id.get(user_id) or PersonRow(user_id, FORMER_MEMBER, "offline")
 
 
-class DMWithView(DMMixin, TeamChatScreen):
+class DMWithView(DMScreen):
     """"Message" on a person: their thread with the caller, or an empty one to start."""
 
     def get(self, request: HttpRequest, user_id: str) -> HttpResponse:
@@ -57,7 +57,7 @@ class DMStartView(TeamChatScreen):
         return go(request, reverse("team_chat:dm", args=[msg.dm_thread_id]))
 
 
-class DMView(DMMixin, TeamChatScreen):
+class DMView(DMScreen):
     def get(self, request: HttpRequest, thread_id: str) -> HttpResponse:
         thread = dms.thread_for(self.user_id, thread_id)
         context = self.dm_context(thread)
@@ -65,7 +65,7 @@ class DMView(DMMixin, TeamChatScreen):
         return render(request, T + "screen.html", self.screen(**context))
 
 
-class DMMessagesView(DMMixin, TeamChatScreen):
+class DMMessagesView(DMScreen):
     def get(self, request: HttpRequest, thread_id: str) -> HttpResponse:
         return render(request, T + "_dm_messages.html",
                       self.dm_context(dms.thread_for(self.user_id, thread_id)))

@@ -9,6 +9,7 @@ twice never shows a message twice, whichever of the answer and the live frame co
 from __future__ import annotations
 
 from django.contrib import messages
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -18,12 +19,12 @@ from conversations.team_chat.api import serializers as s
 from conversations.team_chat.models import ChannelMember
 from platform_core.errors import APIError
 
-from .common import PAGE, WRITE, TeamChatScreen, form_input, go
+from .common import PAGE, SIDEBAR_MAX, WRITE, TeamChatScreen, form_input, go
 
 T = "dashboard/team_chat/"
 
 
-def newest_first_page(queryset, size: int = PAGE) -> list:
+def newest_first_page(queryset: QuerySet, size: int = PAGE) -> list:
     """The newest `size` rows shown oldest first, as a conversation reads."""
     return list(reversed(queryset.order_by("-id")[:size]))
 
@@ -54,7 +55,7 @@ class ChannelCreateView(TeamChatScreen):
         return go(request, reverse("team_chat:channel", args=[channel.pk]))
 
 
-class ChannelMixin:
+class ChannelScreen(TeamChatScreen):
     """A channel route: the caller's membership (404 / 403 NOT_A_MEMBER as in the API)."""
 
     def channel_context(self, member: ChannelMember) -> dict:
@@ -72,11 +73,11 @@ class ChannelMixin:
                 "can_write": self.can(WRITE)}
 
 
-class ChannelView(ChannelMixin, TeamChatScreen):
+class ChannelView(ChannelScreen):
     def get(self, request: HttpRequest, channel_id: str) -> HttpResponse:
         member = self.member(channel_id)
         context = self.channel_context(member)
-        members = list(selectors.channel_members(member.channel))
+        members = list(selectors.channel_members(member.channel)[:SIDEBAR_MAX])
         in_channel = {m.user_id for m in members}
         context["members"] = [
             (self.people_by_id.get(m.user_id), m) for m in members]
@@ -87,7 +88,7 @@ class ChannelView(ChannelMixin, TeamChatScreen):
         return render(request, T + "screen.html", self.screen(**context))
 
 
-class MessagesView(ChannelMixin, TeamChatScreen):
+class MessagesView(ChannelScreen):
     def get(self, request: HttpRequest, channel_id: str) -> HttpResponse:
         return render(request, T + "_messages.html",
                       self.channel_context(self.member(channel_id)))
@@ -103,7 +104,7 @@ class MessagesView(ChannelMixin, TeamChatScreen):
         return render(request, T + "_messages.html", self.channel_context(member))
 
 
-class ThreadView(ChannelMixin, TeamChatScreen):
+class ThreadView(ChannelScreen):
     """The thread panel (opened beside the channel)."""
 
     def get(self, request: HttpRequest, channel_id: str, message_id: str) -> HttpResponse:
@@ -114,7 +115,7 @@ class ThreadView(ChannelMixin, TeamChatScreen):
         return render(request, T + "_thread.html", context)
 
 
-class ThreadRepliesView(ChannelMixin, TeamChatScreen):
+class ThreadRepliesView(ChannelScreen):
     def get(self, request: HttpRequest, channel_id: str, message_id: str) -> HttpResponse:
         context = self.thread_context(self.member(channel_id), message_id)
         return render(request, T + "_thread_replies.html", context)
