@@ -79,6 +79,12 @@ def dm_read(*, thread: DMThread, user_id: str, message_id: str | None) -> str:
     return max(target, getattr(thread, field))
 
 
+def thread_with(user_id: str, other_user_id: str) -> DMThread | None:
+    """The DM thread between two users, if they have one (it starts with a first message)."""
+    low, high = sorted((user_id, other_user_id))
+    return DMThread.objects.filter(user_low_id=low, user_high_id=high).first()
+
+
 def my_threads(user_id: str) -> QuerySet[DMThread]:
     """The caller's threads with at least one message (most recent first via the
     paginator's ("-last_message_id", "-id") ordering)."""

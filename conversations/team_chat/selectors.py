@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.db.models import Count, F, Q, QuerySet
 
 from platform_core.errors import validation_error
@@ -61,3 +63,22 @@ def presence_snapshot(org, raw_ids: str | None) -> list[presence.Entry]:
         members = members.filter(user_id__in=wanted)
     user_ids = list(members.order_by("user_id").values_list("user_id", flat=True)[:1000])
     return presence.snapshot(org_id=org.pk, user_ids=user_ids) or []
+
+
+@dataclass(frozen=True)
+class Person:
+    user_id: str
+    name: str  # the name, or the email when the user has none
+
+
+def people(org, limit: int = 1000) -> list[Person]:
+    """The organization's active users by name: whom a member can message or add to a
+    channel (the same people presence_snapshot covers)."""
+    rows = (Membership.objects.for_organization(org).filter(user__is_active=True)
+            .order_by("user__name", "user__email")
+            .values_list("user_id", "user__name", "user__email")[:limit])
+    return [Person(user_id, name or email) for user_id, name, email in rows]
+
+
+def channel_members(channel: TeamChannel) -> QuerySet[ChannelMember]:
+    return ChannelMember.objects.filter(channel=channel).select_related("user").order_by("id")

@@ -36,6 +36,15 @@ def membership(channel: TeamChannel, user_id: str) -> ChannelMember:
     return member
 
 
+def channel_membership(channel_id: str, user_id: str) -> ChannelMember:
+    """By channel id: 404 NOT_FOUND when the organization has no such channel, else the
+    caller's membership (403 NOT_A_MEMBER); the API and the dashboard both look up here."""
+    channel = TeamChannel.objects.filter(pk=channel_id).first()
+    if channel is None:
+        raise APIError("NOT_FOUND")
+    return membership(channel, user_id)
+
+
 def require_manager(member: ChannelMember) -> None:
     if member.role not in MANAGERS:
         raise APIError("CHANNEL_ROLE_REQUIRED")

@@ -20,7 +20,7 @@ from platform_core.errors import APIError, validation_error
 
 from .. import conf, dms, huddles, live, presence, render, search, selectors, services
 from ..actors import acting_user_id
-from ..models import ChannelMember, TeamChannel
+from ..models import ChannelMember
 from . import serializers as s
 
 READ, WRITE = "conversations:read", "conversations:write"
@@ -46,11 +46,7 @@ class TeamChatView(PlatformAPIView):
         return self._user_id
 
     def member(self, channel_id: str) -> ChannelMember:
-        user_id = self.user_id
-        channel = TeamChannel.objects.filter(pk=channel_id).first()
-        if channel is None:
-            raise APIError("NOT_FOUND")
-        return services.membership(channel, user_id)
+        return services.channel_membership(channel_id, self.user_id)
 
 
 # --- Channels ---------------------------------------------------------------------------
