@@ -19,3 +19,19 @@ def run_contact_export(job_id: str, organization_id: str) -> str | None:
     with tenant_context(organization):
         job = export_job_run(organization=organization, job_id=job_id)
     return job.status if job else None
+
+
+@shared_task(name="contacts.run_contact_import", ignore_result=True)
+def run_contact_import(job_id: str, organization_id: str) -> str | None:
+    """Run one chunk of a contact import, then queue the next chunk until it is done (a
+    long import never holds one worker, and its progress is committed chunk by chunk)."""
+    from .imports import enqueue, import_job_run
+
+    organization = Organization.objects.filter(pk=organization_id).first()
+    if organization is None:
+        return None
+    with tenant_context(organization):
+        job = import_job_run(organization=organization, job_id=job_id)
+        if job is not None and not job.finished:
+            enqueue(job)
+    return job.status if job else None
