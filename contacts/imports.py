@@ -241,15 +241,18 @@ def _row_error(line: int, error: APIError) -> dict[str, Any]:
 
 def import_job_run(*, organization, job_id: str, max_rows: int = CHUNK_ROWS
                    ) -> ImportJob | None:
-    """Process the next `max_rows` rows of the job; answers the job as committed. A job
-    locked by another run, finished, or deleted is left alone."""
+    """Process the next `max_rows` rows of the job; answers the job as committed, or None
+    when another run holds it (or it is gone): that run carries the job on, so the caller
+    must not queue a second chain. A finished job is answered untouched."""
     jobs = ImportJob.objects.for_organization(organization)
     try:
         with transaction.atomic():
             job = (jobs.select_for_update(skip_locked=True, of=("self",))
                    .select_related("file").filter(pk=job_id).first())
-            if job is None or job.finished:
-                return jobs.filter(pk=job_id).first()
+            if job is None:
+                return None
+            if job.finished:
+                return job
             if job.file is None:
                 raise APIError("NOT_FOUND", "The uploaded file is gone.")
             if job.status == ExportStatus.QUEUED:

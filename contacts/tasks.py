@@ -24,14 +24,16 @@ def run_contact_export(job_id: str, organization_id: str) -> str | None:
 @shared_task(name="contacts.run_contact_import", ignore_result=True)
 def run_contact_import(job_id: str, organization_id: str) -> str | None:
     """Run one chunk of a contact import, then queue the next chunk until it is done (a
-    long import never holds one worker, and its progress is committed chunk by chunk)."""
-    from .imports import enqueue, import_job_run
+    long import never holds one worker, and its progress is committed chunk by chunk). A
+    job another run holds answers None: that run queues what follows."""
+    from . import imports
 
     organization = Organization.objects.filter(pk=organization_id).first()
     if organization is None:
         return None
     with tenant_context(organization):
-        job = import_job_run(organization=organization, job_id=job_id)
+        job = imports.import_job_run(organization=organization, job_id=job_id,
+                                     max_rows=imports.CHUNK_ROWS)
         if job is not None and not job.finished:
-            enqueue(job)
+            imports.enqueue(job)
     return job.status if job else None
