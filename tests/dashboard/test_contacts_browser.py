@@ -88,6 +88,12 @@ def test_search_open_a_contact_then_build_a_segment_with_a_live_count(page_as):
     second.locator("input[name=field]").fill("first_name")
     second.locator("input[name=value]").fill("other0")
     page.wait_for_selector("#segment-count-value:text-is('1')")
+    page.click("#add-rule")  # a third row, removed again: the count is asked anew
+    page.locator(".rule-row").nth(2).locator("input[name=field]").fill("first_name")
+    page.locator(".rule-row").nth(2).locator("input[name=value]").fill("nobody")
+    page.wait_for_selector("#segment-count-value:text-is('0')")
+    page.locator(".rule-row").nth(2).locator(".remove-rule").click()
+    page.wait_for_selector("#segment-count-value:text-is('1')")
     page.fill("#segment-name", "Trial Other0")
     shot(page, "contacts-segment")
     page.click("#save-segment")
