@@ -21,3 +21,8 @@ register(
     "The export would exceed 10,000 rows; use POST /api/v1/contacts/bulk/export.",
     app="contacts",
 )
+register(
+    "IMPORT_TOO_LARGE", 422,
+    "The CSV has more than 10,000 rows; split it into several imports.",
+    app="contacts",
+)

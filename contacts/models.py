@@ -139,3 +139,45 @@ class ExportJob(TenantModel):
 
     def __str__(self) -> str:
         return f"export {self.pk} ({self.status})"
+
+
+class ImportJob(TenantModel):
+    """A background CSV import of contacts (the dashboard's Contacts screen).
+
+    The uploaded file is a `StoredFile` (purpose `contact_import`); `mapping` says which
+    CSV column fills which contact field. The job walks the rows in chunks and records its
+    progress after each (`rows_done` of `rows_total`); `created_count` rows became
+    contacts, `failed_count` were refused, the first `IMPORT_MAX_ERRORS` with their reason
+    in `errors` ([{"row": line number, "code", "message"}]). Status values as ExportJob.
+    """
+
+    id = PublicIdField(prefix="imp")
+    status = models.CharField(
+        max_length=16, choices=ExportStatus.choices, default=ExportStatus.QUEUED
+    )
+    file = models.ForeignKey(
+        "files.StoredFile", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    filename = models.CharField(max_length=255)
+    mapping = models.JSONField(default=dict, blank=True)
+    rows_total = models.PositiveIntegerField(default=0)
+    rows_done = models.PositiveIntegerField(default=0)
+    created_count = models.PositiveIntegerField(default=0)
+    failed_count = models.PositiveIntegerField(default=0)
+    errors = models.JSONField(default=list, blank=True)
+    error = models.CharField(max_length=500, blank=True, default="")
+    created_by = models.CharField(max_length=64, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["organization", "id"], name="contacts_imp_org_id")]
+
+    def __str__(self) -> str:
+        return f"import {self.pk} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (ExportStatus.SUCCEEDED, ExportStatus.FAILED)

@@ -209,3 +209,14 @@ def list_stats(contact_list: ContactList) -> dict:
         added_last_30_days=Count("pk", filter=Q(added_at__gte=now - timedelta(days=30))),
     )
     return {"list_id": contact_list.pk, "contact_count": contact_list.contact_count, **rows}
+
+
+def tracked_events_of(contact: Contact, *, limit: int = 50) -> list:
+    """The contact's latest tracked events (`POST /events/track`), newest first; one query
+    on the (organization, contact_id, ...) index. Read by the dashboard's timeline."""
+    from platform_core.events.models import TrackedEvent
+
+    return list(
+        TrackedEvent.objects.for_organization(contact.organization)
+        .filter(contact_id=contact.pk).order_by("-occurred_at")[:limit]
+    )

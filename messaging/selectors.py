@@ -80,3 +80,13 @@ def messages_filtered(queryset: QuerySet, query_params, *, organization) -> Quer
     if before is not None:
         queryset = queryset.filter(created_at__lte=before)
     return queryset
+
+
+def opt_outs_for(*, organization, recipients) -> QuerySet:
+    """The opt-outs (STOP keywords) recorded for these addresses, e.g. a contact's phone
+    and email, newest first, with their messaging service (one query)."""
+    from .models import OptOut
+
+    wanted = [r for r in recipients if r]
+    return (OptOut.objects.for_organization(organization).filter(recipient__in=wanted)
+            .select_related("messaging_service").order_by("-created_at"))
