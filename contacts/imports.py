@@ -21,6 +21,7 @@ import io
 import logging
 import re
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,8 +108,8 @@ def suggest_target(column: str) -> str:
 
 
 def _preview(stored: StoredFile) -> ImportPreview:
-    with default_storage.open(stored.storage_name, "rb") as handle:
-        rows = _text_rows(handle)
+    with default_storage.open(stored.storage_name, "rb") as handle, \
+            closing(_text_rows(handle)) as rows:
         header = _check_header(next(rows, []))
         samples: list[list[str]] = []
         count = 0
@@ -281,8 +282,9 @@ def _run_chunk(job: ImportJob, max_rows: int) -> tuple[int, list[dict[str, Any]]
     """Create the contacts of rows rows_done+1 .. rows_done+max_rows; moves rows_done."""
     created, errors = 0, []
     start, stop = job.rows_done, min(job.rows_done + max_rows, job.rows_total)
-    with default_storage.open(job.file.storage_name, "rb") as handle:
-        rows = _text_rows(handle)
+    # closing(): a chunk stops reading mid-file; the reader lets go before the file closes.
+    with default_storage.open(job.file.storage_name, "rb") as handle, \
+            closing(_text_rows(handle)) as rows:
         header = _check_header(next(rows, []))
         for index, row in enumerate(rows):
             if index < start:

@@ -3,7 +3,8 @@
 `DashboardView.dispatch` reads the session cookie through the same credential check as the
 API (a revoked or expired session signs the browser out), sets the current organization
 for the request exactly as the API's base view does, and checks the role against the
-scope each method declares in `required_scopes` (a method not declared answers 405). A
+scope each method declares in `required_scopes` (a method not declared answers 405), and
+the roles of `required_roles` where the API's endpoint names roles too. A
 viewer is shown no write control, and a write it sends anyway is refused here with 403.
 
 Service errors (`APIError`) become the error fragment for htmx requests (swapped into
@@ -78,6 +79,8 @@ class DashboardView(View):
     `contacts:write`, or None for any member (the frame, their own profile)."""
 
     required_scopes: ClassVar[dict[str, str | None]] = {}
+    # Roles on top of the scope, per method, where the API's endpoint names roles too.
+    required_roles: ClassVar[dict[str, set[str]]] = {}
     # Pages an impersonated or not-yet-consented session may open (the consent page).
     skip_consent: ClassVar[bool] = False
 
@@ -102,6 +105,12 @@ class DashboardView(View):
                     "INSUFFICIENT_PERMISSIONS",
                     f"Your role ({principal.role}) cannot do this: it needs `{scope}`.",
                     details={"required_scope": scope}))
+            roles = self.required_roles.get(request.method)
+            if roles and principal.role not in roles:
+                return error_response(request, APIError(
+                    "INSUFFICIENT_PERMISSIONS",
+                    f"Your role ({principal.role}) cannot do this.",
+                    details={"required_roles": sorted(roles)}))
             if not self.skip_consent and self._needs_consent(principal):
                 return redirect(f"/dashboard/consent?{urlencode({'next': request.get_full_path()})}")
             try:

@@ -3,7 +3,7 @@ live count following the filter as it is typed, a CSV import whose progress bar 
 through a real mid-way state to done, an export downloaded when ready, and a viewer who
 sees no write control.
 
-The daphne of this module runs Celery non-eager (test_contacts_worker_settings): queued
+The daphne of this module runs Celery non-eager (tests/dashboard/noneager_settings.py): queued
 jobs wait, and the test plays the worker by calling the job services chunk by chunk.
 """
 
@@ -32,7 +32,7 @@ pytestmark = [*BROWSER_TEST, pytest.mark.django_db(transaction=True)]
 @pytest.fixture(scope="module")
 def dashboard_server(django_db_setup, django_db_blocker, tmp_path_factory) -> str:
     logs = tmp_path_factory.mktemp("daphne")
-    with running_daphne(logs, settings_module="tests.dashboard.test_contacts_worker_settings"
+    with running_daphne(logs, settings_module="tests.dashboard.noneager_settings"
                         ) as port:
         yield f"http://127.0.0.1:{port}"
 
