@@ -33,10 +33,13 @@ def test_owner_changes_the_organizations_name_and_time_zone(page_as):
     org = Organization.objects.get(pk=tenant.org.pk)
     assert (org.name, org.timezone) == ("Acme Support", "Europe/Paris")
     shot(page, "settings-org")
-    # A refused value is shown, nothing changes.
+    # A refused value is shown above the form, which keeps what was typed.
     page.fill("#org-timezone", "Mars/Olympus")
     page.click("#org-form button[type=submit]")
-    page.get_by_text("Unknown IANA time zone").wait_for()
+    error = page.locator("#flash [data-error-code=VALIDATION_ERROR]")
+    error.wait_for()
+    assert "Unknown IANA time zone" in error.inner_text()
+    assert page.locator("#org-timezone").input_value() == "Mars/Olympus"
     assert Organization.objects.get(pk=tenant.org.pk).timezone == "Europe/Paris"
 
 

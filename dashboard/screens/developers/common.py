@@ -14,8 +14,9 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.views import View
 from rest_framework import exceptions as drf
 from rest_framework import serializers
@@ -64,6 +65,18 @@ class ApiRulesView(DashboardView, _RoleGate):
 
     tabs: ClassVar[list[Tab]] = []
     tab: ClassVar[str] = ""
+    # Where a plain (non-htmx) form POST that failed goes back to, with the error as a
+    # message: the page holding the form (the POST-only URL itself would answer 405).
+    back_url: ClassVar[str | None] = None
+
+    def handle_error(self, request: HttpRequest, error: APIError) -> HttpResponse:
+        if not request.htmx and request.method == "POST":
+            messages.error(request, f"{error.message} ({error.code})")
+            return redirect(self.error_back_url(request))
+        return super().handle_error(request, error)
+
+    def error_back_url(self, request: HttpRequest) -> str:
+        return self.back_url or request.get_full_path()
 
     def page(self, request: HttpRequest, template: str, context: dict[str, Any],
              *, status: int = 200) -> HttpResponse:
@@ -79,6 +92,17 @@ class ApiRulesView(DashboardView, _RoleGate):
         of a method it does not)."""
         roles = self.required_roles.get(method)
         return not roles or self.principal.role in roles
+
+
+def after_write(request: HttpRequest, url: str, note: str) -> HttpResponse:
+    """After a successful form POST: the note as a message and the page at `url` (htmx
+    follows HX-Redirect with a full load, so the message shows there too)."""
+    messages.success(request, note)
+    if request.htmx:
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = url
+        return response
+    return redirect(url)
 
 
 def validated(serializer_class: type[serializers.Serializer], data: dict[str, Any], *,

@@ -7,9 +7,8 @@ API viewset's own.
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 
 from platform_core.errors import APIError
 from platform_core.identity import selectors, services
@@ -17,7 +16,7 @@ from platform_core.identity.api.serializers import APIKeyCreateSerializer
 from platform_core.identity.api.views import APIKeyViewSet
 from platform_core.identity.models import KeyMode, KeyType
 
-from .common import lines, validated
+from .common import after_write, lines, validated
 from .nav import DevelopersView
 
 # The scopes offered as checkboxes (any other goes in the free "other scopes" field).
@@ -39,6 +38,7 @@ ROLES = APIKeyViewSet.required_roles
 class _KeysView(DevelopersView):
     required_roles = {"GET": ROLES["GET"], "POST": ROLES["POST"]}
     tab = "keys"
+    back_url = "/dashboard/developers/api-keys"
 
     def page_context(self, **extra) -> dict:
         org = self.principal.organization
@@ -92,5 +92,4 @@ class KeyRevokeView(_KeysView):
         if request.htmx:
             return render(request, "dashboard/developers/_key_list.html",
                           self.page_context(revoked=key))
-        messages.success(request, f"Key {key.name} revoked.")
-        return redirect("/dashboard/developers/api-keys")
+        return after_write(request, self.back_url, f"Key {key.name} revoked.")

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import json
 
-from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 
 from platform_core.errors import APIError, validation_error
 from platform_core.webhooks import selectors, services
@@ -21,7 +20,7 @@ from platform_core.webhooks.api.serializers import EndpointWriteSerializer
 from platform_core.webhooks.api.views import DeliveryViewSet, EndpointViewSet
 from platform_core.webhooks.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 
-from .common import lines, validated
+from .common import after_write, lines, validated
 from .nav import DevelopersView
 
 READ, WRITE = EndpointViewSet.required_scopes["GET"], EndpointViewSet.required_scopes["POST"]
@@ -77,6 +76,10 @@ def _delivery_or_404(endpoint_id: str, delivery_id: str) -> WebhookDelivery:
 class _WebhooksView(DevelopersView):
     tab = "webhooks"
 
+    def error_back_url(self, request: HttpRequest) -> str:
+        endpoint_id = self.kwargs.get("endpoint_id")
+        return f"{BASE}/{endpoint_id}" if endpoint_id else BASE
+
     def log_context(self, request: HttpRequest, endpoint: WebhookEndpoint) -> dict:
         # The API list's filters (status, type, event_id), newest first.
         return {
@@ -129,8 +132,7 @@ class EndpointView(_WebhooksView):
         data = _endpoint_body(request.POST, partial=True)
         services.endpoint_update(endpoint=endpoint, principal=self.principal, request=request,
                                  **data)
-        messages.success(request, "Endpoint saved.")
-        return _back_to(request, f"{BASE}/{endpoint.pk}")
+        return after_write(request, f"{BASE}/{endpoint.pk}", "Endpoint saved.")
 
 
 class EndpointEnabledView(_WebhooksView):
@@ -143,8 +145,8 @@ class EndpointEnabledView(_WebhooksView):
         enabled = request.POST.get("enabled") == "1"
         services.endpoint_update(endpoint=endpoint, principal=self.principal, request=request,
                                  enabled=enabled)
-        messages.success(request, "Endpoint enabled." if enabled else "Endpoint disabled.")
-        return _back_to(request, f"{BASE}/{endpoint.pk}")
+        return after_write(request, f"{BASE}/{endpoint.pk}",
+                           "Endpoint enabled." if enabled else "Endpoint disabled.")
 
 
 class EndpointDeleteView(_WebhooksView):
@@ -153,8 +155,7 @@ class EndpointDeleteView(_WebhooksView):
     def post(self, request: HttpRequest, endpoint_id: str) -> HttpResponse:
         endpoint = _endpoint_or_404(endpoint_id)
         services.endpoint_delete(endpoint=endpoint, principal=self.principal, request=request)
-        messages.success(request, f"Endpoint {endpoint.url} deleted.")
-        return _back_to(request, BASE)
+        return after_write(request, BASE, f"Endpoint {endpoint.url} deleted.")
 
 
 class DeliveriesView(_WebhooksView):
@@ -215,17 +216,7 @@ class DeliveryActionView(_WebhooksView):
             shown = WebhookDelivery.objects.get(pk=replay.pk)  # as the drain left it
             note = f"Replayed as event {replay.event_id}."
         if not request.htmx:
-            messages.success(request, note)
-            return redirect(f"{BASE}/{endpoint.pk}/deliveries/{shown.pk}")
+            return after_write(request, f"{BASE}/{endpoint.pk}/deliveries/{shown.pk}", note)
         context = {**self.log_context(request, endpoint),
                    **delivery_context(endpoint, shown, note=note, oob_log=True)}
         return render(request, "dashboard/developers/_delivery.html", context)
-
-
-def _back_to(request: HttpRequest, url: str) -> HttpResponse:
-    """After a write: htmx follows HX-Redirect (a full reload shows the flash message)."""
-    if request.htmx:
-        response = HttpResponse(status=204)
-        response["HX-Redirect"] = url
-        return response
-    return redirect(url)

@@ -8,9 +8,8 @@ API viewset's: users:read to look, users:write and owner or admin to change.
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 
 from platform_core.errors import APIError
 from platform_core.identity import selectors, services
@@ -18,7 +17,7 @@ from platform_core.identity.api.serializers import MemberCreateSerializer, Membe
 from platform_core.identity.api.views import UserViewSet
 from platform_core.tenancy.models import ROLE_RANK, Role
 
-from ..developers.common import validated
+from ..developers.common import after_write, validated
 from .nav import SettingsView
 
 READ, WRITE = UserViewSet.required_scopes["GET"], UserViewSet.required_scopes["POST"]
@@ -28,6 +27,7 @@ BASE = "/dashboard/settings/members"
 class _MembersView(SettingsView):
     required_roles = {"POST": UserViewSet.required_roles["POST"]}
     tab = "members"
+    back_url = BASE
 
     def context(self, **extra) -> dict:
         own_rank = ROLE_RANK.get(self.principal.role, 0)
@@ -44,8 +44,7 @@ class _MembersView(SettingsView):
         if request.htmx:
             return render(request, "dashboard/settings/_member_list.html",
                           self.context(note=note))
-        messages.success(request, note)
-        return redirect(BASE)
+        return after_write(request, BASE, note)
 
 
 class MembersView(_MembersView):

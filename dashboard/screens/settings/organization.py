@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import zoneinfo
 
-from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect
 
 from platform_core.identity import services
 from platform_core.identity.api.serializers import OrganizationUpdateSerializer
 from platform_core.identity.api.views import OrganizationView as OrganizationAPI
 from platform_core.tenancy.models import Organization
 
-from ..developers.common import validated
+from ..developers.common import after_write, validated
 from .nav import SettingsView
 
 WRITE = OrganizationAPI.required_scopes["PATCH"]
@@ -27,6 +25,7 @@ class OrganizationView(SettingsView):
     required_scopes = {"GET": OrganizationAPI.required_scopes["GET"], "POST": WRITE}
     required_roles = {"POST": OrganizationAPI.required_roles["PATCH"]}
     tab = "organization"
+    back_url = "/dashboard/settings/"
 
     def get(self, request: HttpRequest) -> HttpResponse:
         return self.page(request, "dashboard/settings/organization.html", {
@@ -47,5 +46,4 @@ class OrganizationView(SettingsView):
         }, partial=True)
         services.organization_update(organization=self.principal.organization,
                                      principal=self.principal, request=request, **data)
-        messages.success(request, "Organization settings saved.")
-        return redirect("/dashboard/settings/")
+        return after_write(request, self.back_url, "Organization settings saved.")

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 
 from platform_core.sso import saml, selectors, services
 from platform_core.sso.api import views as sso_api
@@ -24,7 +23,7 @@ from platform_core.sso.api.serializers import (
 )
 from platform_core.tenancy.models import ROLE_RANK, Role
 
-from ..developers.common import validated
+from ..developers.common import after_write, validated
 from .nav import SettingsView
 
 SAML_API, SCIM_API = sso_api.SamlSettingsView, sso_api.ScimSettingsView
@@ -45,6 +44,7 @@ def saml_body(form) -> dict[str, Any]:
 
 class _SsoView(SettingsView):
     tab = "sso"
+    back_url = BASE
 
     def context(self, **extra) -> dict:
         org = self.principal.organization
@@ -80,9 +80,8 @@ class SamlSaveView(_SsoView):
         body = {**saml_body(request.POST), "enabled": request.POST.get("enabled") == "on"}
         data = validated(SamlSettingsUpdateSerializer, body, partial=True)
         config = services.saml_config_update(principal=self.principal, request=request, **data)
-        messages.success(request, "SAML settings saved; single sign-on is "
-                                  + ("on." if config.enabled else "off."))
-        return redirect(BASE)
+        return after_write(request, BASE, "SAML settings saved; single sign-on is "
+                           + ("on." if config.enabled else "off."))
 
 
 class SamlTestView(_SsoView):
@@ -135,5 +134,4 @@ class ScimSettingsView(_SsoView):
                                if body.get("enabled") is False else "SCIM settings saved.")
         if request.htmx:
             return render(request, "dashboard/settings/_scim.html", context)
-        messages.success(request, context["scim_note"])
-        return redirect(BASE)
+        return after_write(request, BASE, context["scim_note"])
