@@ -213,7 +213,8 @@ class DeliveryActionView(_WebhooksView):
         else:
             replay = services.delivery_replay(delivery=delivery, principal=self.principal,
                                               request=request)
-            shown = WebhookDelivery.objects.get(pk=replay.pk)  # as the drain left it
+            replay.refresh_from_db()  # as the drain left it (sent at once when it could)
+            shown = replay
             note = f"Replayed as event {replay.event_id}."
         if not request.htmx:
             return after_write(request, f"{BASE}/{endpoint.pk}/deliveries/{shown.pk}", note)
