@@ -45,9 +45,13 @@ def endpoint(endpoint_id: str) -> WebhookEndpoint | None:
     return WebhookEndpoint.objects.filter(pk=endpoint_id).first()
 
 
-def endpoint_deliveries(endpoint_id: str, query_params) -> QuerySet:
-    """One endpoint's deliveries, newest first, with the API list's filters."""
+def endpoint_deliveries(endpoint_id: str, query_params, *, before: str | None = None
+                        ) -> QuerySet:
+    """One endpoint's deliveries, newest first, with the API list's filters; `before` (a
+    delivery id) pages to older ones (ids sort by creation)."""
     queryset = WebhookDelivery.objects.filter(endpoint_id=endpoint_id).order_by("-id")
+    if before:
+        queryset = queryset.filter(pk__lt=before)
     return deliveries_filtered(queryset, query_params)
 
 

@@ -221,3 +221,25 @@ def test_event_feed_page_lists_recent_events():
     assert b"data-live" in page.content
     assert b"contact.created" in page.content
     assert b"cnt_feed" in page.content
+
+
+def test_delivery_log_pages_to_older_deliveries(monkeypatch):
+    from dashboard.screens.developers import webhooks as screen
+
+    monkeypatch.setattr(screen, "LOG_SIZE", 2)
+    tenant = make_tenant()
+    owner = client_as(tenant.owner, tenant.org)
+    endpoint = _endpoint(tenant)
+    with tenant_context(tenant.org):
+        ids = [WebhookDelivery.objects.create(
+            organization=tenant.org, endpoint=endpoint, event_id=f"evt_{n}",
+            event_type="contact.created", payload={}, status=DeliveryStatus.SUCCEEDED).pk
+            for n in range(3)]
+    page = owner.get(f"/dashboard/developers/webhooks/{endpoint.pk}").content.decode()
+    assert [i in page for i in ids] == [False, True, True]  # newest first
+    assert f"before={ids[1]}" in page
+    older = owner.get(f"/dashboard/developers/webhooks/{endpoint.pk}/deliveries?before={ids[1]}",
+                      **HTMX).content.decode()
+    assert [i in older for i in ids] == [True, False, False]
+    assert "deliveries-older" not in older
+    assert 'hx-trigger="none"' in older  # a paged view is not replaced by live refreshes

@@ -81,11 +81,15 @@ class _WebhooksView(DevelopersView):
         return f"{BASE}/{endpoint_id}" if endpoint_id else BASE
 
     def log_context(self, request: HttpRequest, endpoint: WebhookEndpoint) -> dict:
-        # The API list's filters (status, type, event_id), newest first.
+        # The API list's filters (status, type, event_id), newest first, a page at a time.
+        rows = list(selectors.endpoint_deliveries(endpoint.pk, request.GET,
+                                                  before=request.GET.get("before"))
+                    .defer("payload")[:LOG_SIZE + 1])
         return {
             "endpoint": endpoint,
-            "deliveries": list(selectors.endpoint_deliveries(endpoint.pk, request.GET)
-                               .defer("payload")[:LOG_SIZE]),
+            "deliveries": rows[:LOG_SIZE],
+            "older": rows[LOG_SIZE - 1].pk if len(rows) > LOG_SIZE else None,
+            "paged": bool(request.GET.get("before")),
             "status_filter": request.GET.get("status", ""),
             "statuses": DeliveryStatus.values,
             "write_scope": WRITE,
