@@ -107,6 +107,7 @@ def test_developer_creates_a_key_but_cannot_grant_full_access():
         key = APIKey.objects.get(name="ci")
     assert key.scopes == ["contacts:read", "messages:write"]
     assert f'value="{key.prefix}'.encode() in response.content  # the full key, once
+    assert response["Cache-Control"] == "no-store"
     assert b'hx-swap-oob="true"' in response.content  # and the refreshed list
     assert developer.get("/dashboard/developers/api-keys").content.count(
         key.prefix.encode()) == 1  # later only the prefix shows

@@ -178,6 +178,7 @@ def test_scim_token_is_shown_once_then_only_its_last_four():
     client = client_as(add_member(tenant, "admin"), tenant.org)
     response = client.post("/dashboard/settings/sso/scim/token", **HTMX)
     assert response.status_code == 200
+    assert response["Cache-Control"] == "no-store"
     token = response.content.split(b'id="scim-token" class="secret wide" readonly value="')[1]
     token = token.split(b'"')[0].decode()
     assert token.startswith("scim_")

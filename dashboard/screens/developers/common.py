@@ -105,6 +105,13 @@ def after_write(request: HttpRequest, url: str, note: str) -> HttpResponse:
     return redirect(url)
 
 
+def shown_once(response: HttpResponse) -> HttpResponse:
+    """A response carrying a secret shown once (a key, a signing secret, a SCIM token):
+    never kept by the browser's or any proxy's cache."""
+    response["Cache-Control"] = "no-store"
+    return response
+
+
 def validated(serializer_class: type[serializers.Serializer], data: dict[str, Any], *,
               partial: bool = False) -> dict[str, Any]:
     """The serializer's validated data, or the API's VALIDATION_ERROR (422) naming the

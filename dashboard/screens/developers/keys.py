@@ -16,7 +16,7 @@ from platform_core.identity.api.serializers import APIKeyCreateSerializer
 from platform_core.identity.api.views import APIKeyViewSet
 from platform_core.identity.models import KeyMode, KeyType
 
-from .common import after_write, lines, validated
+from .common import after_write, lines, shown_once, validated
 from .nav import DevelopersView
 
 # The scopes offered as checkboxes (any other goes in the free "other scopes" field).
@@ -77,8 +77,10 @@ class KeysView(_KeysView):
             allowed_ips=data["allowed_ips"], principal=self.principal, request=request)
         context = self.page_context(created=key, raw_key=raw)
         if request.htmx:
-            return render(request, "dashboard/developers/_key_created.html", context)
-        return self.page(request, "dashboard/developers/keys.html", context, status=201)
+            return shown_once(render(request, "dashboard/developers/_key_created.html",
+                                     context))
+        return shown_once(self.page(request, "dashboard/developers/keys.html", context,
+                                    status=201))
 
 
 class KeyRevokeView(_KeysView):

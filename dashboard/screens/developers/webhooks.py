@@ -20,7 +20,7 @@ from platform_core.webhooks.api.serializers import EndpointWriteSerializer
 from platform_core.webhooks.api.views import DeliveryViewSet, EndpointViewSet
 from platform_core.webhooks.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 
-from .common import after_write, lines, validated
+from .common import after_write, lines, shown_once, validated
 from .nav import DevelopersView
 
 READ, WRITE = EndpointViewSet.required_scopes["GET"], EndpointViewSet.required_scopes["POST"]
@@ -115,8 +115,10 @@ class EndpointsView(_WebhooksView):
             headers=data.get("headers") or {}, principal=self.principal, request=request)
         context = self.context(created=endpoint, secret=secret)
         if request.htmx:
-            return render(request, "dashboard/developers/_endpoint_created.html", context)
-        return self.page(request, "dashboard/developers/webhooks.html", context, status=201)
+            return shown_once(render(request, "dashboard/developers/_endpoint_created.html",
+                                     context))
+        return shown_once(self.page(request, "dashboard/developers/webhooks.html", context,
+                                    status=201))
 
 
 class EndpointView(_WebhooksView):

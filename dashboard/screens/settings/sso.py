@@ -23,7 +23,7 @@ from platform_core.sso.api.serializers import (
 )
 from platform_core.tenancy.models import ROLE_RANK, Role
 
-from ..developers.common import after_write, validated
+from ..developers.common import after_write, shown_once, validated
 from .nav import SettingsView
 
 SAML_API, SCIM_API = sso_api.SamlSettingsView, sso_api.ScimSettingsView
@@ -111,8 +111,8 @@ class ScimTokenView(_SsoView):
         _config, raw = services.scim_token_generate(principal=self.principal, request=request)
         context = self.context(scim_token=raw)
         if request.htmx:
-            return render(request, "dashboard/settings/_scim.html", context)
-        return self.page(request, "dashboard/settings/sso.html", context)
+            return shown_once(render(request, "dashboard/settings/_scim.html", context))
+        return shown_once(self.page(request, "dashboard/settings/sso.html", context))
 
 
 class ScimSettingsView(_SsoView):
