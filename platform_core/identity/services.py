@@ -430,7 +430,11 @@ def _ensure_sole_membership_or_self(principal: Principal, membership: Membership
 
 
 def user_remove(*, principal: Principal, membership: Membership, request=None) -> None:
-    """Remove a member; their sessions in this organization end at once (not elsewhere)."""
+    """Remove a member; their sessions in this organization end at once (not elsewhere).
+    Nobody removes themselves (another admin does), so an organization is never left
+    by accident without the person managing it."""
+    if membership.user_id == principal.user_id:
+        raise APIError("CONFLICT", "You cannot remove yourself; ask another admin.")
     if ROLE_RANK[membership.role] > ROLE_RANK.get(principal.role, 0):
         raise APIError("INSUFFICIENT_PERMISSIONS", "You cannot remove a higher role.")
     org = membership.organization

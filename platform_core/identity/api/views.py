@@ -131,10 +131,8 @@ class UserViewSet(
         return Response(s.MemberSerializer(membership).data)
 
     def destroy(self, request, pk=None):
-        membership = self.get_object()
-        if membership.user_id == self.principal.user_id:
-            raise APIError("CONFLICT", "You cannot remove yourself; ask another admin.")
-        services.user_remove(principal=self.principal, membership=membership, request=request)
+        services.user_remove(principal=self.principal, membership=self.get_object(),
+                             request=request)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

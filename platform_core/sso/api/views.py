@@ -3,7 +3,6 @@ dashboard's sign-in ticket exchange (/api/v1/auth/sso/exchange)."""
 
 from __future__ import annotations
 
-from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
@@ -13,45 +12,11 @@ from platform_core.api.ratelimit import RateLimit
 from platform_core.api.views import PlatformAPIView, PublicAPIView
 from platform_core.identity.api.serializers import session_result
 
-from .. import saml, services
+from .. import selectors, services
 from ..models import SamlConfig, ScimConfig
 from . import serializers as s
 
 ADMINS = {"owner", "admin"}
-
-
-def _saml_settings(org, config: SamlConfig | None) -> dict:
-    urls = saml.sp_urls(org.slug)
-    return {
-        "enabled": bool(config and config.enabled),
-        "idp_entity_id": config.idp_entity_id if config else "",
-        "idp_sso_url": config.idp_sso_url if config else "",
-        "idp_slo_url": config.idp_slo_url if config else "",
-        "idp_x509_cert": config.idp_x509_cert if config else "",
-        "idp_metadata_xml": config.idp_metadata_xml if config else "",
-        "sp_entity_id": urls.entity_id,
-        "acs_url": urls.acs_url,
-        "metadata_url": urls.metadata_url,
-        "slo_url": urls.slo_url,
-        "login_url": urls.login_url,
-        "sp_certificate": config.sp_certificate if config else "",
-        "updated_at": config.updated_at if config else None,
-    }
-
-
-def scim_base_url(org) -> str:
-    return f"{settings.PUBLIC_BASE_URL}/scim/v2/{org.slug}"
-
-
-def _scim_settings(org, config: ScimConfig | None) -> dict:
-    return {
-        "enabled": bool(config and config.enabled),
-        "token_last4": config.token_last4 if config else "",
-        "token_created_at": config.token_created_at if config else None,
-        "max_role": config.max_role if config else "admin",
-        "group_role_map": config.group_role_map if config else {},
-        "base_url": scim_base_url(org),
-    }
 
 
 class SamlSettingsView(PlatformAPIView):
@@ -64,7 +29,7 @@ class SamlSettingsView(PlatformAPIView):
     @extend_schema(responses=s.SamlSettingsSerializer, tags=["settings"])
     def get(self, request):
         config = SamlConfig.objects.first()
-        return Response(s.SamlSettingsSerializer(_saml_settings(self.organization, config)).data)
+        return Response(s.SamlSettingsSerializer(selectors.saml_settings(self.organization, config)).data)
 
     @extend_schema(
         request=s.SamlSettingsUpdateSerializer,
@@ -77,7 +42,7 @@ class SamlSettingsView(PlatformAPIView):
         config = services.saml_config_update(
             principal=self.principal, request=request, **body.validated_data
         )
-        return Response(s.SamlSettingsSerializer(_saml_settings(self.organization, config)).data)
+        return Response(s.SamlSettingsSerializer(selectors.saml_settings(self.organization, config)).data)
 
 
 class ScimSettingsView(PlatformAPIView):
@@ -87,7 +52,7 @@ class ScimSettingsView(PlatformAPIView):
     @extend_schema(responses=s.ScimSettingsSerializer, tags=["settings"])
     def get(self, request):
         config = ScimConfig.objects.first()
-        return Response(s.ScimSettingsSerializer(_scim_settings(self.organization, config)).data)
+        return Response(s.ScimSettingsSerializer(selectors.scim_settings(self.organization, config)).data)
 
     @extend_schema(
         request=s.ScimSettingsUpdateSerializer,
@@ -100,7 +65,7 @@ class ScimSettingsView(PlatformAPIView):
         config = services.scim_config_update(
             principal=self.principal, request=request, **body.validated_data
         )
-        return Response(s.ScimSettingsSerializer(_scim_settings(self.organization, config)).data)
+        return Response(s.ScimSettingsSerializer(selectors.scim_settings(self.organization, config)).data)
 
 
 class ScimTokenView(PlatformAPIView):
@@ -117,7 +82,7 @@ class ScimTokenView(PlatformAPIView):
             "token": raw,
             "token_last4": config.token_last4,
             "token_created_at": config.token_created_at,
-            "base_url": scim_base_url(self.organization),
+            "base_url": selectors.scim_base_url(self.organization),
         }
         return Response(s.ScimTokenSerializer(payload).data, status=status.HTTP_201_CREATED)
 
