@@ -287,8 +287,8 @@ SESSION_TOKEN_TTL_SECONDS = env.int("SESSION_TOKEN_TTL_SECONDS", default=12 * 36
 # The dashboard's session cookie (platform_core/identity/dashboard_cookie.py) is Secure
 # except on the embedded default, which serves plain HTTP on 127.0.0.1.
 DASHBOARD_COOKIE_SECURE = env.bool("DASHBOARD_COOKIE_SECURE", default=not (DEBUG or _EMBEDDED))
-# The dashboard's sign-in lockout: this many wrong passwords for one address in the window
-# lock that address's password sign-in until the window passes.
+# Sign-in lockout (dashboard and API login): this many wrong passwords for one email address
+# from one client address lock that pair's password sign-in until the window passes.
 LOGIN_LOCKOUT_ATTEMPTS = env.int("LOGIN_LOCKOUT_ATTEMPTS", default=10)
 LOGIN_LOCKOUT_SECONDS = env.int("LOGIN_LOCKOUT_SECONDS", default=15 * 60)
 # The terms and privacy policy versions a dashboard member accepts before going on.

@@ -217,25 +217,29 @@ def api_keys_revoke_created_by(*, user: User) -> int:
 # --- Sessions ------------------------------------------------------------------------------
 
 
-def _lockout_key(email: str) -> str:
-    return "login-fail:" + hashlib.sha256(email.strip().lower().encode()).hexdigest()[:32]
+def _lockout_key(email: str, ip: str | None) -> str:
+    who = f"{email.strip().lower()}|{ip or 'unknown'}"
+    return "login-fail:" + hashlib.sha256(who.encode()).hexdigest()[:32]
 
 
-def _check_not_locked_out(email: str) -> None:
-    """Password sign-in of an address stops for LOGIN_LOCKOUT_SECONDS after
-    LOGIN_LOCKOUT_ATTEMPTS wrong passwords (known or unknown address alike, so the answer
-    does not tell whether the account exists)."""
-    failures = cache.get(_lockout_key(email)) or 0
+def _check_not_locked_out(email: str, ip: str | None) -> None:
+    """Password sign-in of an address from one client address stops for
+    LOGIN_LOCKOUT_SECONDS after LOGIN_LOCKOUT_ATTEMPTS wrong passwords (known or unknown
+    address alike, so the answer does not tell whether the account exists). Keyed by both,
+    as django-axes' username+IP mode: a guesser is locked out of the account for far longer
+    than the per-IP login limit's minute, while nobody else can lock its owner out."""
+    failures = cache.get(_lockout_key(email, ip)) or 0
     if failures >= settings.LOGIN_LOCKOUT_ATTEMPTS:
         raise APIError(
             "RATE_LIMITED",
             "Too many failed sign-ins for this address; try again later or reset the password.",
+            details={"retry_after_seconds": settings.LOGIN_LOCKOUT_SECONDS},
             headers={"Retry-After": str(settings.LOGIN_LOCKOUT_SECONDS)},
         )
 
 
-def _count_failed_login(email: str) -> None:
-    key = _lockout_key(email)
+def _count_failed_login(email: str, ip: str | None) -> None:
+    key = _lockout_key(email, ip)
     if cache.add(key, 1, settings.LOGIN_LOCKOUT_SECONDS):
         return
     try:
@@ -248,16 +252,16 @@ def session_login(
     *, email: str, password: str, organization_slug: str | None, ip: str | None, user_agent: str
 ) -> tuple[UserSession, str]:
     email = (email or "").strip()
-    _check_not_locked_out(email)
+    _check_not_locked_out(email, ip)
     user = User.objects.filter(email__iexact=email).first()
     if user is None:
         check_password(password or "", _DUMMY_PASSWORD_HASH)
-        _count_failed_login(email)
+        _count_failed_login(email, ip)
         raise APIError("INVALID_CREDENTIALS")
     if not user.is_active or not user.check_password(password or ""):
-        _count_failed_login(email)
+        _count_failed_login(email, ip)
         raise APIError("INVALID_CREDENTIALS")
-    cache.delete(_lockout_key(email))
+    cache.delete(_lockout_key(email, ip))
     memberships = (
         Membership.objects.dangerously_unscoped().filter(user=user).select_related("organization")
     )

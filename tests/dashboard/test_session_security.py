@@ -116,12 +116,14 @@ def test_repeated_wrong_passwords_lock_the_address(tenant, settings):
     assert locked.status_code == 429
     assert b'data-error-code="RATE_LIMITED"' in locked.content
     assert COOKIE not in locked.cookies
-    # The same rule holds for the API's login.
+    # The same rule holds for the API's login; another client address is not locked out.
     api = client.post("/api/v1/auth/login", {"email": tenant.owner.email,
                                              "password": tenant.password},
                       content_type="application/json")
     assert api.status_code == 429
     assert api.json()["error"]["code"] == "RATE_LIMITED"
+    elsewhere = Client(REMOTE_ADDR="198.51.100.7")
+    assert _sign_in(elsewhere, tenant.owner.email, tenant.password).status_code == 302
 
 
 def test_consent_is_asked_once_and_recorded(tenant):
