@@ -118,6 +118,7 @@ def test_thread_shows_messages_state_and_reply_stores_the_message(tenant):
     owner = signed_in(tenant.owner, tenant.org)
     page = owner.get(f"{INBOX}{cid}").content.decode()
     assert "Can I change my order?" in page
+    assert 'class="flash' not in page  # the thread's messages are not the messages framework's
     assert 'id="reply-form"' in page
     assert 'data-ai-led="false"' in page
     assert ">Human<" in page
@@ -257,3 +258,25 @@ def test_another_organizations_conversation_is_not_found(tenant):
     assert owner.get(f"{INBOX}{cid}").status_code == 404
     assert owner.post(f"{INBOX}{cid}/close", **HTMX).status_code == 404
     assert conversation(other, cid).status == "open"
+
+
+def test_thread_shows_the_newest_messages_and_pages_back(tenant, django_assert_max_num_queries):
+    cid = receive(tenant, "message 0")["conversation_id"]
+    owner = signed_in(tenant.owner, tenant.org)
+    owner.get(f"{INBOX}{cid}/thread", **HTMX)
+    with django_assert_max_num_queries(40) as one:
+        owner.get(f"{INBOX}{cid}/thread", **HTMX)
+    baseline = len(one.captured_queries)
+    for n in range(1, 35):
+        receive(tenant, f"message {n}")
+    # No query per message; only the paginator's capped total once there are more.
+    with django_assert_max_num_queries(baseline + 1):
+        html = owner.get(f"{INBOX}{cid}/thread", **HTMX).content.decode()
+    assert html.count('<li class="message inbound"') == 30
+    assert "message 34" in html
+    assert ">message 4<" not in html
+    cursor = unquote(re.search(r"/messages\?cursor=([^\"]+)\"", html).group(1))
+    earlier = owner.get(f"{INBOX}{cid}/messages", {"cursor": cursor}, **HTMX).content.decode()
+    assert earlier.count('<li class="message inbound"') == 5
+    assert earlier.index("message 0") < earlier.index("message 4")
+    assert "Earlier messages" not in earlier

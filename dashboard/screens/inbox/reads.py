@@ -193,7 +193,7 @@ def thread_context(principal: Principal, thread: Conversation) -> dict[str, Any]
         "contact_label": label,
         "members": list(members.values()),
         "assignee": members.get(thread.assignee_id),
-        "messages": messages,
+        "thread_messages": messages,
         "earlier_cursor": earlier,
         "reply_channels": channels if current in channels else [current, *channels],
         "reply_channel": current,

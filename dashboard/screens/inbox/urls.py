@@ -12,7 +12,7 @@ urlpatterns = [
     path("list", views.ListView.as_view(), name="inbox-list"),
     re_path(rf"^{_C}$", views.InboxView.as_view(), name="inbox-conversation"),
     re_path(rf"^{_C}/thread$", views.ThreadView.as_view(), name="inbox-thread"),
-    re_path(rf"^{_C}/thread/(?P<part>head|messages)$", views.ThreadView.as_view(),
+    re_path(rf"^{_C}/thread/(?P<part>head|messages|cobrowse)$", views.ThreadView.as_view(),
             name="inbox-thread-part"),
     re_path(rf"^{_C}/messages$", views.EarlierMessagesView.as_view(), name="inbox-earlier"),
     re_path(rf"^{_C}/reply-hint$", views.ReplyHintView.as_view(), name="inbox-reply-hint"),

@@ -43,11 +43,12 @@ class ListView(DashboardView):
 
 
 class ThreadView(DashboardView):
-    """The thread pane, or one of its live regions (`part`: head, messages)."""
+    """The thread pane, or one of its live regions (`part`: head, messages, cobrowse)."""
 
     required_scopes = {"GET": READ}
     templates = {"": "dashboard/inbox/_thread.html", "head": "dashboard/inbox/_head.html",
-                 "messages": "dashboard/inbox/_messages.html"}
+                 "messages": "dashboard/inbox/_messages.html",
+                 "cobrowse": "dashboard/inbox/_cobrowse.html"}
 
     def get(self, request: HttpRequest, conversation_id: str, part: str = "") -> HttpResponse:
         thread = reads.conversation(conversation_id)
@@ -70,7 +71,7 @@ class EarlierMessagesView(DashboardView):
             members=reads.members_by_id(self.principal.organization),
             cursor=request.GET.get("cursor", ""))
         return render(request, "dashboard/inbox/_earlier.html",
-                      {"conversation": thread, "messages": messages,
+                      {"conversation": thread, "thread_messages": messages,
                        "earlier_cursor": earlier})
 
 
