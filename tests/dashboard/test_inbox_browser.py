@@ -60,8 +60,8 @@ def visitor_asks_to_cobrowse(tenant, cid: str):
     return session, grant["token"]
 
 
-def open_inbox(page_as, user, org, path: str = "/dashboard/inbox/"):
-    page = page_as(user, org, path)
+def open_inbox(page_as, user, org, path: str = "/dashboard/inbox/", **options):
+    page = page_as(user, org, path, **options)
     page.wait_for_selector(LIVE)  # the live socket joined the organization's feed
     return page
 
@@ -80,8 +80,9 @@ def test_a_reply_arrives_in_another_signed_in_browser_without_reload(page_as):
     sender = open_inbox(page_as, tenant.owner, tenant.org, f"/dashboard/inbox/{cid}")
     watcher = open_inbox(page_as, agent, tenant.org, f"/dashboard/inbox/{cid}")
     watcher.evaluate("window.__notReloaded = true")
-    # A viewer reads the same thread live but gets no write control.
-    reader = open_inbox(page_as, viewer, tenant.org, f"/dashboard/inbox/{cid}")
+    # A viewer, on a phone, reads the same thread live but gets no write control.
+    reader = open_inbox(page_as, viewer, tenant.org, f"/dashboard/inbox/{cid}",
+                        viewport={"width": 390, "height": 844})
     assert reader.locator("#read-only-note").is_visible()
     for control in ("#reply-form", "#thread-actions", "#action-close", "#assign-agent"):
         assert reader.locator(control).count() == 0, control
@@ -116,6 +117,7 @@ def test_a_reply_arrives_in_another_signed_in_browser_without_reload(page_as):
             "Thanks, that was quick!").wait_for()
     assert watcher.evaluate("window.__notReloaded") is True
     shot(sender, "inbox-thread")
+    shot(reader, "inbox-thread-phone")
 
 
 def test_filters_thread_actions_window_hint_and_cobrowse(page_as):

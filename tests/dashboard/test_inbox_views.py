@@ -280,3 +280,29 @@ def test_thread_shows_the_newest_messages_and_pages_back(tenant, django_assert_m
     assert earlier.count('<li class="message inbound"') == 5
     assert earlier.index("message 0") < earlier.index("message 4")
     assert "Earlier messages" not in earlier
+
+
+def test_handoff_state_from_the_ai_agent_to_a_human_and_back(tenant):
+    cid = receive(tenant, "I want to talk to a person")["conversation_id"]
+    Conversation.objects.for_organization(tenant.org).filter(pk=cid).update(
+        ai_led=True, ai_agent_id="agt_gone")  # a deleted agent keeps its id on the thread
+    owner = signed_in(tenant.owner, tenant.org)
+    page = owner.get(f"{INBOX}{cid}/thread", **HTMX).content.decode()
+    assert 'data-ai-led="true"' in page
+    assert "AI agent</span> agt_gone" in page
+    # The AI asks for a human (the API's handoff).
+    asked = tenant.client().post(f"/api/v1/conversations/{cid}/handoff",
+                                 {"reason_category": "customer_request"}, format="json")
+    assert asked.status_code == 200, asked.content
+    page = owner.get(f"{INBOX}{cid}/thread", **HTMX).content.decode()
+    assert 'data-handoff="pending"' in page
+    assert "Handoff brief" in page
+    assert "(#1 in queue)" in page
+    assert owner.post(f"{INBOX}{cid}/handoff-resolve", **HTMX).status_code == 200
+    row = conversation(tenant, cid)
+    assert (row.handoff_status, row.ai_led) == ("resolved", False)
+    page = owner.get(f"{INBOX}{cid}/thread", **HTMX).content.decode()
+    assert 'data-handoff="resolved"' in page
+    assert "Let the AI agent resume" in page
+    assert owner.post(f"{INBOX}{cid}/agent-resume", **HTMX).status_code == 200
+    assert conversation(tenant, cid).ai_led is True

@@ -39,7 +39,7 @@ class ListView(DashboardView):
         page = reads.list_page(self.principal, request.GET)
         template = ("dashboard/inbox/_rows.html" if request.GET.get("cursor")
                     else "dashboard/inbox/_list.html")
-        return render(request, template, {"page": page, "open_id": request.GET.get("open")})
+        return render(request, template, {"page": page})
 
 
 class ThreadView(DashboardView):

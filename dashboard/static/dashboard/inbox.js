@@ -1,9 +1,42 @@
 // The inbox's own behaviour (htmx and the live feed do the rest, see dashboard.js):
 // - the open conversation's row is marked in the list, also after a live refresh;
+// - `Inbox.concerns(detail, id)`: the hx-trigger filter of the thread's messages, so a
+//   message event of another conversation does not refresh the open thread;
 // - a joined co-browse panel connects to the relay with the token the join granted and
 //   lists what the visitor's page sends.
 (function () {
   "use strict";
+
+  // Message ids of recent events that matched no shown message: a status event can come
+  // before the refresh that shows its message, which then refreshes once more.
+  var unmatched = [];
+
+  function shown(messageId) {
+    return Boolean(document.querySelector(
+      '#thread-messages [data-message="' + CSS.escape(messageId) + '"]'));
+  }
+
+  window.Inbox = {
+    // A message event concerns the open thread when it names the conversation (received
+    // messages) or a message shown in it (status events carry no conversation id).
+    concerns: function (detail, conversationId) {
+      var data = (detail && detail.event && detail.event.data) || {};
+      if (data.conversation_id === conversationId) { return true; }
+      if (!data.message_id) { return false; }
+      if (shown(data.message_id)) { return true; }
+      unmatched.push(data.message_id);
+      if (unmatched.length > 50) { unmatched.shift(); }
+      return false;
+    },
+  };
+
+  function recheckMessages() {
+    var late = unmatched.filter(shown);
+    if (!late.length) { return; }
+    unmatched = unmatched.filter(function (id) { return late.indexOf(id) < 0; });
+    var region = document.getElementById("thread-messages");
+    if (region && window.htmx) { htmx.trigger(region, "inbox-recheck"); }
+  }
 
   function markOpenRow() {
     var thread = document.querySelector("#thread [data-conversation]");
@@ -54,6 +87,7 @@
 
   function refresh() {
     markOpenRow();
+    recheckMessages();
     document.querySelectorAll("#cobrowse [data-ws-url]").forEach(connectCobrowse);
   }
 
