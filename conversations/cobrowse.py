@@ -30,6 +30,8 @@ logger = logging.getLogger("conversations.cobrowse")
 TOKEN_TTL = 1800
 _SALT = "conversations.cobrowse.v1"
 CONVERSATION_ID = re.compile(r"^cnv_[0-9A-HJKMNP-TV-Z]{26}$")
+# The roles that join and end a session (Document 3, 4.7), on top of conversations:write.
+AGENT_ROLES = frozenset({"owner", "admin", "developer"})
 
 
 def check_available() -> None:

@@ -6,7 +6,8 @@ providers, test mode) and answers 202 with the queued message.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -16,7 +17,7 @@ from platform_core.errors import APIError, validation_error
 from platform_core.identity.principal import Principal
 
 from .activity import record
-from .models import WINDOWED_CHANNELS, Conversation, ConversationStatus
+from .models import CHANNELS, WINDOWED_CHANNELS, Conversation, ConversationStatus
 from .services import _save, locked
 from .side_models import SideConversation, SideMessage
 
@@ -24,16 +25,56 @@ SERVICE_WINDOW = timedelta(hours=24)
 _PHONE_CHANNELS = ("sms", "mms", "whatsapp", "rcs", "voice")
 
 
-def contact_address(conversation: Conversation, channel: str) -> str | None:
+def _contact(conversation: Conversation):
     from contacts.models import Contact
 
-    contact = (Contact.objects.for_organization(conversation.organization)
-               .filter(pk=conversation.contact_id).only("phone", "email").first())
+    return (Contact.objects.for_organization(conversation.organization)
+            .filter(pk=conversation.contact_id).only("phone", "email").first())
+
+
+def _address(contact, channel: str) -> str | None:
     if contact is None:
         return None
     if channel == "email":
         return contact.email or None
     return contact.phone or None if channel in _PHONE_CHANNELS else None
+
+
+def contact_address(conversation: Conversation, channel: str) -> str | None:
+    return _address(_contact(conversation), channel)
+
+
+def reply_channels(conversation: Conversation) -> list[str]:
+    """The channels a reply can take: those the contact has an address for (one read)."""
+    contact = _contact(conversation)
+    return [channel for channel in CHANNELS if _address(contact, channel)]
+
+
+@dataclass(frozen=True)
+class ServiceWindow:
+    """The chat-app customer-service window of a thread on `channel`: free-form replies
+    only within SERVICE_WINDOW of the contact's last inbound message there."""
+
+    channel: str
+    last_inbound_at: datetime | None
+
+    @property
+    def windowed(self) -> bool:
+        return self.channel in WINDOWED_CHANNELS
+
+    @property
+    def closes_at(self) -> datetime | None:
+        return self.last_inbound_at + SERVICE_WINDOW if self.last_inbound_at else None
+
+    @property
+    def templates_only(self) -> bool:
+        return self.windowed and (self.closes_at is None or self.closes_at < timezone.now())
+
+
+def service_window(conversation: Conversation, channel: str | None = None) -> ServiceWindow:
+    channel = channel or conversation.reply_channel or conversation.channel
+    last = _last_inbound(conversation, channel)
+    return ServiceWindow(channel, last.created_at if last is not None else None)
 
 
 def _last_inbound(conversation: Conversation, channel: str):
@@ -71,8 +112,8 @@ def conversation_reply(*, principal: Principal, conversation_id: str, body: str 
     if not to:
         raise validation_error("channel", f"The contact has no address for {channel}.")
     last = _last_inbound(conversation, channel)
-    outside = last is None or last.created_at < timezone.now() - SERVICE_WINDOW
-    if channel in WINDOWED_CHANNELS and not template_name and outside:
+    window = ServiceWindow(channel, last.created_at if last is not None else None)
+    if window.templates_only and not template_name:
         raise APIError(
             "OUTSIDE_CUSTOMER_SERVICE_WINDOW",
             "The contact has not written on this chat app in the last 24 hours; only "

@@ -108,3 +108,14 @@ def activity_of(conversation) -> QuerySet:
 def side_conversations_of(conversation) -> QuerySet:
     return SideConversation.objects.for_organization(conversation.organization).filter(
         conversation=conversation)
+
+
+def assignable_members(organization) -> list:
+    """The members a conversation can be assigned to (`assign` takes any member), with
+    their user loaded: the assignee chooser and the names of a page's assignees."""
+    from platform_core.tenancy.models import Membership
+
+    return list(Membership.objects.for_organization(organization)
+                .filter(user__is_active=True).select_related("user")
+                .only("user_id", "role", "user__email", "user__name")
+                .order_by("user__email")[:500])

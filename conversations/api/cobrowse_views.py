@@ -14,7 +14,7 @@ from platform_core.api.views import PlatformAPIView, TenantViewSet
 from . import serializers as s
 
 READ, WRITE = "conversations:read", "conversations:write"
-AGENT_ROLES = {"owner", "admin", "developer"}
+AGENT_ROLES = cobrowse.AGENT_ROLES
 
 
 class CobrowseSessionView(PlatformAPIView):
