@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-WIDTH, HEIGHT = 720, 240
+WIDTH, HEIGHT = 520, 230
 LEFT, RIGHT, TOP, BOTTOM = 52, 12, 12, 34
 PLOT_W, PLOT_H = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 
@@ -71,6 +71,10 @@ class Chart:
         return [(day, [self.format(s.values[i]) for s in self.series],
                  self.format(sum(s.values[i] for s in self.series)))
                 for i, day in enumerate(self.days)]
+
+    @property
+    def center(self) -> float:
+        return self.width / 2
 
     @property
     def is_empty(self) -> bool:
