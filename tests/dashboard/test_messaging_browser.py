@@ -5,11 +5,15 @@ of a running one moving by itself."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
+from django.db import connection
 
 from contacts import services as contacts
 from messaging.broadcasts.models import Broadcast
 from messaging.models import Message
+from messaging.status import message_apply_status
 from platform_core.identity.principal import Principal
 from platform_core.tenancy.context import tenant_context
 from templates import services as templates
@@ -23,6 +27,7 @@ pytestmark = [*BROWSER_TEST, pytest.mark.django_db(transaction=True)]
 
 USER = "+14155550123"
 FAIL = "+15005550009"
+NO_RECEIPT = "+15005550010"
 
 
 def send_from_the_form(page, to: str, body: str) -> None:
@@ -73,6 +78,37 @@ def test_send_then_the_log_shows_statuses_and_the_detail_its_events(page_as):
     assert steps == ["created", "sent", "delivered"]
     assert page.locator("#message-body").inner_text() == "Your order shipped"
     shot(page, "messaging-detail")
+
+
+def deliver(org) -> None:
+    with tenant_context(org):
+        message_apply_status(message=Message.objects.get(), status="delivered")
+
+
+def outside_playwrights_loop(fn, *args) -> None:
+    """Run `fn` in its own thread (and connection): the event fan-out publishes with
+    async_to_sync, which refuses the thread where Playwright's event loop lives."""
+
+    def run():
+        try:
+            fn(*args)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(run).result()
+
+
+def test_the_detail_follows_a_late_delivery_receipt_live(page_as):
+    tenant = make_tenant()
+    page = page_as(tenant.owner, tenant.org, "/dashboard/messaging/")
+    send_from_the_form(page, NO_RECEIPT, "Waiting for the carrier")
+    assert page.locator("#message-status-badge").get_attribute("data-status") == "sent"
+    page.wait_for_selector("body[data-live-ready]")
+    outside_playwrights_loop(deliver, tenant.org)
+    # No reload: the status region refreshes on this message's live event.
+    page.wait_for_selector("#message-status-badge[data-status=delivered]")
+    assert page.locator("tr[data-event-type='message.delivered']").count() == 1
 
 
 def test_templates_show_their_approval_state_and_a_test_mode_approval(page_as):

@@ -244,3 +244,26 @@ def test_a_broadcast_without_audience_is_refused_with_the_form_kept(tenant, owne
     assert response.status_code == 422
     assert b"No one" in response.content
     assert b"data-error-code=" in response.content
+
+
+def test_templates_and_broadcasts_lists_query_count_does_not_grow(
+        tenant, owner, django_assert_max_num_queries):
+    def add(n: int, start: int) -> None:
+        with tenant_context(tenant.org):
+            for i in range(start, start + n):
+                MessageTemplate.objects.create(organization=tenant.org, name=f"t{i}",
+                                               channel="sms", language="en",
+                                               status="approved", content="x")
+                Broadcast.objects.create(organization=tenant.org, name=f"b{i}", channel="sms",
+                                         body="x", list_id="lst_x", status="running")
+
+    add(1, 0)
+    counts = {}
+    for path in ("/dashboard/messaging/templates/", "/dashboard/messaging/broadcasts/"):
+        with django_assert_max_num_queries(20) as few:
+            owner.get(path)
+        counts[path] = len(few.captured_queries)
+    add(15, 1)
+    for path, count in counts.items():
+        with django_assert_max_num_queries(count):
+            owner.get(path)
