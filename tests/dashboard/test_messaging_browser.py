@@ -61,6 +61,10 @@ def test_send_then_the_log_shows_statuses_and_the_detail_its_events(page_as):
     assert page.locator(f"tr[data-message-id={failed.pk}] .badge").inner_text() == "failed"
     assert "30003" in page.locator(f"tr[data-message-id={failed.pk}]").inner_text()
     shot(page, "messaging-log")
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone: the table scrolls
+    assert page.locator("#log-filters").is_visible()
+    shot(page, "messaging-log-phone")
+    page.set_viewport_size({"width": 1280, "height": 860})
 
     page.select_option("#f-status", "failed")
     page.click("#log-filters button[type=submit]")
