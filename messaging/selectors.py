@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -12,7 +12,7 @@ from contacts.normalize import parse_email, parse_phone
 from platform_core.errors import validation_error
 from platform_core.webhooks.selectors import multi_values
 
-from .models import Channel, Direction, MessageStatus
+from .models import FAILURE_STATUSES, Channel, Direction, MessageStatus
 
 _STATUSES = {s.value for s in MessageStatus}
 _CHANNELS = {c.value for c in Channel}
@@ -90,3 +90,40 @@ def opt_outs_for(*, organization, recipients) -> QuerySet:
     wanted = [r for r in recipients if r]
     return (OptOut.objects.for_organization(organization).filter(recipient__in=wanted)
             .select_related("messaging_service").order_by("-created_at"))
+
+
+# Status events are read from the event outbox (kept EVENTS_OUTBOX_RETENTION_DAYS): the
+# span searched runs from the message's creation to its last stamp plus this slack (the
+# event of a move is written in the transaction that stamps it).
+_EVENT_SLACK = timedelta(minutes=5)
+
+
+def message_events(message, *, limit: int = 50) -> list:
+    """The `message.*` events of one message, oldest first (the detail timeline). The
+    scan is bounded to the message's own lifetime on the (organization, created_at)
+    index; older than the outbox retention, the list is empty and the stamps remain."""
+    from platform_core.events.models import Event
+
+    stamps = [s for s in (message.created_at, message.updated_at, message.sent_at,
+                          message.delivered_at, message.failed_at, message.canceled_at,
+                          message.send_at) if s is not None]
+    return list(
+        Event.objects.for_organization_id(message.organization_id)
+        .filter(type__startswith="message.", created_at__gte=message.created_at - _EVENT_SLACK,
+                created_at__lte=max(stamps) + _EVENT_SLACK, data__message_id=message.pk)
+        .order_by("created_at", "id")[:limit]
+    )
+
+
+def message_timeline(message) -> list[tuple[str, datetime]]:
+    """The stamped moments of a message's lifecycle, oldest first: what survives the
+    event outbox's retention (status, moment)."""
+    moments = [("created", message.created_at), ("scheduled for", message.send_at),
+               ("sent", message.sent_at), ("delivered", message.delivered_at),
+               ("canceled", message.canceled_at)]
+    if message.failed_at is not None:
+        moments.append((message.status if message.status in FAILURE_STATUSES else "failed",
+                        message.failed_at))
+    return sorted(((label, when) for label, when in moments if when is not None),
+                  key=lambda item: item[1])
+

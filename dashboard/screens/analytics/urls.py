@@ -1,3 +1,7 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from . import views
+
+urlpatterns = [
+    path("", views.AnalyticsView.as_view(), name="dashboard-analytics"),
+]

@@ -11,6 +11,7 @@ from rest_framework import serializers
 
 from messaging.api.serializers import MediaURLField
 from messaging.broadcasts.models import Broadcast, BroadcastStatus
+from messaging.broadcasts.selectors import broadcast_progress
 from messaging.models import Channel
 
 
@@ -132,8 +133,4 @@ class BroadcastSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(BroadcastProgressSerializer)
     def get_progress(self, obj: Broadcast) -> dict:
-        pending = obj.pending
-        processed = obj.total_recipients - pending
-        percent = round(processed * 100 / obj.total_recipients, 1) if obj.total_recipients else (
-            100.0 if obj.status == BroadcastStatus.COMPLETED else 0.0)
-        return {"processed": processed, "pending": pending, "percent": percent}
+        return broadcast_progress(obj)
