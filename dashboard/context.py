@@ -22,7 +22,7 @@ NAV = [
     NavItem("Team chat", "/dashboard/team-chat/", "conversations:read"),
     NavItem("Contacts", "/dashboard/contacts/", "contacts:read"),
     NavItem("Messaging", "/dashboard/messaging/", "messages:read"),
-    NavItem("Analytics", "/dashboard/analytics/", "analytics:read"),
+    NavItem("Analytics", "/dashboard/analytics/", "insights:read"),
     NavItem("Developers", "/dashboard/developers/", "webhooks:read"),
     NavItem("Settings", "/dashboard/settings/", "settings:read"),
 ]
