@@ -22,3 +22,9 @@ def when(value: datetime | None) -> str:
     if not value:
         return ""
     return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+@register.filter
+def startswith(value, prefix: str) -> bool:
+    """`{% if request.path|startswith:item.url %}`: the nav entry of the current screen."""
+    return str(value).startswith(str(prefix))

@@ -11,15 +11,20 @@ signed-in browser contexts.
 - `open_as(user, org)`: a new browser context (own cookies) signed in as that member
   through a real session, with consent already given; `page_as` opens its first page.
 - `shot(page, name)`: a full-page screenshot under var/screenshots/dashboard/ for review.
+- `client_as(user, org)`: a Django test client with a real dashboard session cookie.
+- `off_loop(fn, ...)`: run a write from a browser test in a worker thread (see there).
 """
 
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db import connection
+from django.test import Client
 from django.utils import timezone
 
 from platform_core.accounts.models import ConsentRecord
@@ -120,3 +125,28 @@ def shot(page, name: str) -> Path:
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+def client_as(user, org, **options) -> Client:
+    """A Django test client carrying a real dashboard session cookie (consent given)."""
+    consent(user)
+    _session, token = identity_services.session_start(
+        user=user, organization=org, ip="127.0.0.1", user_agent="test-client")
+    client = Client(**options)
+    client.cookies[dashboard_cookie.COOKIE_NAME] = token
+    return client
+
+
+def off_loop(function, *args, **kwargs):
+    """Run `function` in a worker thread (with its own connection): Playwright keeps an
+    event loop in the test's thread, where the event fan-out to the channel layer
+    (async_to_sync) refuses to run, so events written there would never go live."""
+
+    def run():
+        try:
+            return function(*args, **kwargs)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(run).result()

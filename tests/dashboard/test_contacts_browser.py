@@ -24,7 +24,7 @@ from tests.daphne_server import running_daphne
 from tests.platform_core.accounts.conftest import add_member
 
 from .conftest import shot
-from .test_contacts_support import csv_text, give_timeline, make_contact
+from .contacts_support import csv_text, give_timeline, make_contact
 
 pytestmark = [*BROWSER_TEST, pytest.mark.django_db(transaction=True)]
 

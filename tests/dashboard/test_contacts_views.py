@@ -16,7 +16,8 @@ from platform_core.tenancy.context import tenant_context
 from tests.conftest import make_tenant
 from tests.platform_core.accounts.conftest import add_member
 
-from .test_contacts_support import csv_text, give_timeline, make_contact, signed_in_client
+from .conftest import client_as
+from .contacts_support import csv_text, give_timeline, make_contact
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -29,12 +30,12 @@ def tenant():
 
 @pytest.fixture
 def owner(tenant):
-    return signed_in_client(tenant.owner, tenant.org)
+    return client_as(tenant.owner, tenant.org)
 
 
 @pytest.fixture
 def viewer(tenant):
-    return signed_in_client(add_member(tenant, "viewer", email="viewer@example.com"),
+    return client_as(add_member(tenant, "viewer", email="viewer@example.com"),
                             tenant.org)
 
 
@@ -254,7 +255,7 @@ def test_export_job_runs_and_downloads(tenant, owner, django_capture_on_commit_c
 
 
 def test_export_is_refused_to_roles_outside_the_export_roles(tenant):
-    agent = signed_in_client(add_member(tenant, "agent", email="agent@example.com"), tenant.org)
+    agent = client_as(add_member(tenant, "agent", email="agent@example.com"), tenant.org)
     assert b'id="export-not-allowed"' in agent.get("/dashboard/contacts/export").content
     assert agent.post("/dashboard/contacts/export", {"format": "csv"}).status_code == 403
     assert not ExportJob.objects.dangerously_unscoped().exists()

@@ -5,11 +5,9 @@ objects answering like missing ones, and the query count of the list pages."""
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 
 from platform_core.events.bus import emit
-from platform_core.identity import dashboard_cookie
 from platform_core.identity import services as identity_services
 from platform_core.identity.models import APIKey
 from platform_core.tenancy.context import tenant_context
@@ -18,7 +16,7 @@ from platform_core.webhooks.models import DeliveryStatus, WebhookDelivery
 from tests.conftest import make_tenant
 from tests.platform_core.accounts.conftest import add_member
 
-from .conftest import consent
+from .conftest import client_as
 
 pytestmark = pytest.mark.django_db
 
@@ -31,14 +29,6 @@ def _loopback_targets(settings):
     settings.ALLOW_PRIVATE_WEBHOOK_TARGETS = True
 
 
-def client_as(user, org) -> Client:
-    """A test client carrying a real dashboard session cookie (consent given)."""
-    consent(user)
-    _session, token = identity_services.session_start(user=user, organization=org,
-                                                      ip="127.0.0.1", user_agent="test")
-    client = Client()
-    client.cookies[dashboard_cookie.COOKIE_NAME] = token
-    return client
 
 
 def _endpoint(tenant, url="http://127.0.0.1:9/in"):

@@ -7,11 +7,9 @@ Two tests only: each transactional test ends with a flush of every table (second
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.test import RequestFactory
 from django.utils import timezone
 
@@ -24,25 +22,13 @@ from tests.browser import BROWSER_TEST
 from tests.conftest import make_tenant
 from tests.platform_core.accounts.conftest import add_member
 
-from .conftest import shot
+from .conftest import off_loop, shot
 from .test_inbox_views import receive as receive_here
 
 pytestmark = [*BROWSER_TEST, pytest.mark.django_db(transaction=True)]
 
 LIVE = "body[data-live-ready]"
 
-
-def off_loop(function, *args, **kwargs):
-    """Run `function` in a worker thread: Playwright keeps an event loop in this one, where
-    the event fan-out to the channel layer (async_to_sync) refuses to run."""
-    def run():
-        try:
-            return function(*args, **kwargs)
-        finally:
-            connection.close()
-
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(run).result()
 
 
 def receive(tenant, body: str, **options) -> dict:

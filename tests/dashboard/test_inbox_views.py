@@ -10,20 +10,17 @@ from datetime import timedelta
 from urllib.parse import unquote
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 
 from conversations.models import Conversation
 from conversations.side_models import CobrowseSession
 from messaging.models import Message
-from platform_core.identity import dashboard_cookie
-from platform_core.identity import services as identity_services
 from platform_core.tenancy.context import tenant_context
 from templates.models import MessageTemplate
 from tests.conftest import make_tenant
 from tests.platform_core.accounts.conftest import add_member
 
-from .conftest import consent
+from .conftest import client_as
 
 pytestmark = pytest.mark.django_db
 
@@ -40,13 +37,6 @@ def receive(tenant, body: str, *, sender: str = "+14155550123", channel: str = "
     return response.json()["data"]
 
 
-def signed_in(user, org) -> Client:
-    consent(user)
-    _session, token = identity_services.session_start(user=user, organization=org,
-                                                      ip="127.0.0.1", user_agent="test")
-    client = Client()
-    client.cookies[dashboard_cookie.COOKIE_NAME] = token
-    return client
 
 
 def conversation(tenant, cid: str) -> Conversation:
@@ -61,7 +51,7 @@ def tenant():
 def test_list_shows_the_conversations_with_the_api_filters(tenant):
     first = receive(tenant, "Where is my parcel?", sender="+14155550111")
     second = receive(tenant, "Hello on WhatsApp", sender="+14155550122", channel="whatsapp")
-    owner = signed_in(tenant.owner, tenant.org)
+    owner = client_as(tenant.owner, tenant.org)
     page = owner.get(INBOX)
     assert page.status_code == 200
     html = page.content.decode()
@@ -89,7 +79,7 @@ def test_list_shows_the_conversations_with_the_api_filters(tenant):
 def test_list_pages_by_cursor_in_a_fixed_number_of_queries(tenant, django_assert_max_num_queries):
     for n in range(3):
         receive(tenant, f"message {n}", sender=f"+1415555{n:04d}")
-    owner = signed_in(tenant.owner, tenant.org)
+    owner = client_as(tenant.owner, tenant.org)
     owner.get(INBOX + "list", **HTMX)  # warm the session caches
     with django_assert_max_num_queries(12) as small:
         owner.get(INBOX + "list", **HTMX)
@@ -115,7 +105,7 @@ def test_list_pages_by_cursor_in_a_fixed_number_of_queries(tenant, django_assert
 
 def test_thread_shows_messages_state_and_reply_stores_the_message(tenant):
     cid = receive(tenant, "Can I change my order?")["conversation_id"]
-    owner = signed_in(tenant.owner, tenant.org)
+    owner = client_as(tenant.owner, tenant.org)
     page = owner.get(f"{INBOX}{cid}").content.decode()
     assert "Can I change my order?" in page
     assert 'class="flash' not in page  # the thread's messages are not the messages framework's
@@ -142,7 +132,7 @@ def test_thread_shows_messages_state_and_reply_stores_the_message(tenant):
 def test_actions_go_through_the_conversation_services(tenant):
     cid = receive(tenant, "Help")["conversation_id"]
     agent = add_member(tenant, "agent", email="agent@example.com")
-    owner = signed_in(tenant.owner, tenant.org)
+    owner = client_as(tenant.owner, tenant.org)
 
     assert owner.post(f"{INBOX}{cid}/assign", {"agent_id": agent.pk}, **HTMX).status_code == 200
     assert owner.post(f"{INBOX}{cid}/priority", {"priority": "urgent"}, **HTMX).status_code == 200
@@ -176,7 +166,7 @@ def test_actions_go_through_the_conversation_services(tenant):
 
 def test_viewer_reads_but_every_write_is_refused(tenant):
     cid = receive(tenant, "Hi there")["conversation_id"]
-    viewer = signed_in(add_member(tenant, "viewer", email="viewer@example.com"), tenant.org)
+    viewer = client_as(add_member(tenant, "viewer", email="viewer@example.com"), tenant.org)
     page = viewer.get(f"{INBOX}{cid}")
     assert page.status_code == 200
     html = page.content.decode()
@@ -200,7 +190,7 @@ def test_whatsapp_window_hint_and_template_only_replies(tenant):
         MessageTemplate.objects.create(organization=tenant.org, name="order_update",
                                        channel="whatsapp", language="en", status="approved",
                                        content="Your order {{1}} shipped")
-    owner = signed_in(tenant.owner, tenant.org)
+    owner = client_as(tenant.owner, tenant.org)
     inside = owner.get(f"{INBOX}{cid}").content.decode()
     assert 'data-window="open"' in inside
     # The contact wrote 25 hours ago (travelling in time would expire the session too).
@@ -225,7 +215,7 @@ def test_whatsapp_window_hint_and_template_only_replies(tenant):
 
 def test_cobrowse_join_needs_an_agent_role_and_a_live_session(tenant):
     cid = receive(tenant, "Can you see my screen?")["conversation_id"]
-    owner = signed_in(tenant.owner, tenant.org)
+    owner = client_as(tenant.owner, tenant.org)
     none = owner.post(f"{INBOX}{cid}/cobrowse/join", **HTMX)
     assert none.status_code == 404
     assert b"COBROWSE_NOT_ACTIVE" in none.content
@@ -234,7 +224,7 @@ def test_cobrowse_join_needs_an_agent_role_and_a_live_session(tenant):
             organization=tenant.org, conversation=conversation(tenant, cid),
             room_name="r", control=True)
     assert 'id="cobrowse-join"' in owner.get(f"{INBOX}{cid}").content.decode()
-    agent = signed_in(add_member(tenant, "agent", email="a@example.com"), tenant.org)
+    agent = client_as(add_member(tenant, "agent", email="a@example.com"), tenant.org)
     assert 'id="cobrowse-join"' not in agent.get(f"{INBOX}{cid}").content.decode()
     assert agent.post(f"{INBOX}{cid}/cobrowse/join", **HTMX).status_code == 403
     joined = owner.post(f"{INBOX}{cid}/cobrowse/join", {"control": "on"}, **HTMX)
@@ -254,7 +244,7 @@ def test_cobrowse_join_needs_an_agent_role_and_a_live_session(tenant):
 def test_another_organizations_conversation_is_not_found(tenant):
     other = make_tenant()
     cid = receive(other, "private")["conversation_id"]
-    owner = signed_in(tenant.owner, tenant.org)
+    owner = client_as(tenant.owner, tenant.org)
     assert owner.get(f"{INBOX}{cid}").status_code == 404
     assert owner.post(f"{INBOX}{cid}/close", **HTMX).status_code == 404
     assert conversation(other, cid).status == "open"
@@ -262,7 +252,7 @@ def test_another_organizations_conversation_is_not_found(tenant):
 
 def test_thread_shows_the_newest_messages_and_pages_back(tenant, django_assert_max_num_queries):
     cid = receive(tenant, "message 0")["conversation_id"]
-    owner = signed_in(tenant.owner, tenant.org)
+    owner = client_as(tenant.owner, tenant.org)
     owner.get(f"{INBOX}{cid}/thread", **HTMX)
     with django_assert_max_num_queries(40) as one:
         owner.get(f"{INBOX}{cid}/thread", **HTMX)
@@ -286,7 +276,7 @@ def test_handoff_state_from_the_ai_agent_to_a_human_and_back(tenant):
     cid = receive(tenant, "I want to talk to a person")["conversation_id"]
     Conversation.objects.for_organization(tenant.org).filter(pk=cid).update(
         ai_led=True, ai_agent_id="agt_gone")  # a deleted agent keeps its id on the thread
-    owner = signed_in(tenant.owner, tenant.org)
+    owner = client_as(tenant.owner, tenant.org)
     page = owner.get(f"{INBOX}{cid}/thread", **HTMX).content.decode()
     assert 'data-ai-led="true"' in page
     assert "AI agent</span> agt_gone" in page

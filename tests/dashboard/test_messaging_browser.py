@@ -5,10 +5,7 @@ of a running one moving by itself."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
-from django.db import connection
 
 from contacts import services as contacts
 from messaging.broadcasts.models import Broadcast
@@ -21,7 +18,7 @@ from tests.browser import BROWSER_TEST
 from tests.conftest import make_tenant
 from tests.platform_core.accounts.conftest import add_member
 
-from .conftest import shot
+from .conftest import off_loop, shot
 
 pytestmark = [*BROWSER_TEST, pytest.mark.django_db(transaction=True)]
 
@@ -89,19 +86,6 @@ def deliver(org) -> None:
         message_apply_status(message=Message.objects.get(), status="delivered")
 
 
-def outside_playwrights_loop(fn, *args) -> None:
-    """Run `fn` in its own thread (and connection): the event fan-out publishes with
-    async_to_sync, which refuses the thread where Playwright's event loop lives."""
-
-    def run():
-        try:
-            fn(*args)
-        finally:
-            connection.close()
-
-    with ThreadPoolExecutor(1) as pool:
-        pool.submit(run).result()
-
 
 def test_the_detail_follows_a_late_delivery_receipt_live(page_as):
     tenant = make_tenant()
@@ -109,7 +93,7 @@ def test_the_detail_follows_a_late_delivery_receipt_live(page_as):
     send_from_the_form(page, NO_RECEIPT, "Waiting for the carrier")
     assert page.locator("#message-status-badge").get_attribute("data-status") == "sent"
     page.wait_for_selector("body[data-live-ready]")
-    outside_playwrights_loop(deliver, tenant.org)
+    off_loop(deliver, tenant.org)
     # No reload: the status region refreshes on this message's live event.
     page.wait_for_selector("#message-status-badge[data-status=delivered]")
     assert page.locator("tr[data-event-type='message.delivered']").count() == 1

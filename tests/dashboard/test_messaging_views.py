@@ -11,14 +11,12 @@ from contacts.models import ContactList
 from messaging import services
 from messaging.broadcasts.models import Broadcast
 from messaging.models import Message
-from platform_core.identity import dashboard_cookie
-from platform_core.identity import services as identity_services
 from platform_core.tenancy.context import tenant_context
 from templates.models import MessageTemplate
 from tests.conftest import make_tenant
 from tests.platform_core.accounts.conftest import add_member
 
-from .conftest import consent
+from .conftest import client_as
 
 pytestmark = pytest.mark.django_db
 
@@ -26,13 +24,6 @@ USER = "+14155550123"
 FAIL = "+15005550009"
 
 
-def client_for(user, org) -> Client:
-    consent(user)
-    _session, token = identity_services.session_start(user=user, organization=org,
-                                                      ip="127.0.0.1", user_agent="test")
-    client = Client()
-    client.cookies[dashboard_cookie.COOKIE_NAME] = token
-    return client
 
 
 def send(org, **fields) -> Message:
@@ -48,12 +39,12 @@ def tenant():
 
 @pytest.fixture
 def owner(tenant) -> Client:
-    return client_for(tenant.owner, tenant.org)
+    return client_as(tenant.owner, tenant.org)
 
 
 @pytest.fixture
 def viewer(tenant) -> Client:
-    return client_for(add_member(tenant, "viewer"), tenant.org)
+    return client_as(add_member(tenant, "viewer"), tenant.org)
 
 
 def test_log_lists_messages_newest_first_with_the_api_filters(tenant, owner):

@@ -14,7 +14,8 @@ from platform_core.tenancy.models import Membership, Organization
 from tests.conftest import make_tenant
 from tests.platform_core.accounts.conftest import add_member
 
-from .test_developers_pages import HTMX, client_as
+from .conftest import client_as
+from .test_developers_pages import HTMX
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,6 @@ the organization's callback, as a real provider's page does.
 from __future__ import annotations
 
 import html
-import shutil
 
 import pytest
 from django.conf import settings
@@ -17,6 +16,7 @@ from django.conf import settings
 from platform_core.identity.models import UserSession
 from tests.browser import BROWSER_TEST
 from tests.conftest import make_tenant
+from tests.platform_core.sso import conftest as sso_fixtures
 from tests.platform_core.sso.conftest import enable_saml
 from tests.platform_core.sso.idp import TestIdP
 
@@ -24,14 +24,9 @@ from .conftest import consent, shot
 
 pytestmark = [*BROWSER_TEST, pytest.mark.django_db(transaction=True)]
 
+idp = sso_fixtures.idp  # the provider fixture of the SSO tests
 
-@pytest.fixture
-def idp():
-    if shutil.which("xmlsec1") is None:
-        pytest.skip("xmlsec1 (Debian package xmlsec1) is not installed")
-    provider = TestIdP()
-    yield provider
-    provider.close()
+
 
 
 def _serve_identity_provider(page, idp: TestIdP, email: str) -> None:

@@ -5,18 +5,15 @@ errors shown instead of 500s, CSRF, and the query count of the screen."""
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from conversations.team_chat import dms, services
 from conversations.team_chat.models import ChannelMember, ChatMessage, TeamChannel
-from platform_core.identity import dashboard_cookie
-from platform_core.identity import services as identity_services
 from platform_core.identity.principal import Principal
 from platform_core.tenancy.context import tenant_context
 from tests.conftest import make_tenant
 from tests.platform_core.accounts.conftest import add_member
 
-from .conftest import consent
+from .conftest import client_as
 
 pytestmark = pytest.mark.django_db
 
@@ -24,13 +21,6 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 BASE = "/dashboard/team-chat/"
 
 
-def signed_in(user, org, **options) -> Client:
-    consent(user)
-    _session, token = identity_services.session_start(
-        user=user, organization=org, ip="127.0.0.1", user_agent="test")
-    client = Client(**options)
-    client.cookies[dashboard_cookie.COOKIE_NAME] = token
-    return client
 
 
 def as_principal(user, org, role: str = "owner") -> Principal:
@@ -66,7 +56,7 @@ def team():
 def test_viewer_reads_the_channel_without_write_controls_and_every_write_is_refused(team):
     tenant, agent, viewer, channel = team
     post_message(channel, agent, "Hello from the agent")
-    client = signed_in(viewer, tenant.org)
+    client = client_as(viewer, tenant.org)
 
     page = client.get(f"{BASE}channels/{channel.pk}")
     assert page.status_code == 200
@@ -96,7 +86,7 @@ def test_viewer_reads_the_channel_without_write_controls_and_every_write_is_refu
 
 def test_agent_posts_a_message_and_a_thread_reply(team):
     tenant, agent, _viewer, channel = team
-    client = signed_in(agent, tenant.org)
+    client = client_as(agent, tenant.org)
     page = client.get(f"{BASE}channels/{channel.pk}")
     assert 'id="post-form"' in page.content.decode()
 
@@ -124,7 +114,7 @@ def test_agent_posts_a_message_and_a_thread_reply(team):
 
 def test_bad_input_answers_the_error_not_a_500(team):
     tenant, agent, _viewer, channel = team
-    client = signed_in(tenant.owner, tenant.org)
+    client = client_as(tenant.owner, tenant.org)
     blank = client.post(f"{BASE}channels/{channel.pk}/messages", {"body": "   "}, **HTMX)
     assert blank.status_code == 422
     assert b'data-error-code="VALIDATION_ERROR"' in blank.content
@@ -148,7 +138,7 @@ def test_bad_input_answers_the_error_not_a_500(team):
 def test_channel_membership_and_tenancy_answer_like_the_api(team):
     tenant, agent, _viewer, channel = team
     outsider = add_member(tenant, "agent", email=f"out-{tenant.org.slug}@example.com")
-    client = signed_in(outsider, tenant.org)
+    client = client_as(outsider, tenant.org)
     page = client.get(f"{BASE}channels/{channel.pk}")
     assert page.status_code == 403
     assert b"NOT_A_MEMBER" in page.content
@@ -161,13 +151,13 @@ def test_channel_membership_and_tenancy_answer_like_the_api(team):
     assert client.get(f"{BASE}channels/{foreign.pk}/messages", **HTMX).status_code == 404
 
     # A plain member cannot add people (owner or admin of the channel only).
-    member_client = signed_in(agent, tenant.org)
+    member_client = client_as(agent, tenant.org)
     added = member_client.post(f"{BASE}channels/{channel.pk}/members",
                                {"user_id": outsider.pk}, **HTMX)
     assert added.status_code == 403
     assert b"CHANNEL_ROLE_REQUIRED" in added.content
     # The owner can: the outsider joins and then reads the channel.
-    owner_client = signed_in(tenant.owner, tenant.org)
+    owner_client = client_as(tenant.owner, tenant.org)
     added = owner_client.post(f"{BASE}channels/{channel.pk}/members",
                               {"user_id": outsider.pk}, **HTMX)
     assert added.status_code == 200
@@ -181,7 +171,7 @@ def test_channel_membership_and_tenancy_answer_like_the_api(team):
 
 def test_dm_start_send_and_privacy(team):
     tenant, agent, viewer, _channel = team
-    client = signed_in(tenant.owner, tenant.org)
+    client = client_as(tenant.owner, tenant.org)
     compose = client.get(f"{BASE}dms/with/{agent.pk}")
     assert compose.status_code == 200
     assert b'name="user_id"' in compose.content
@@ -192,7 +182,7 @@ def test_dm_start_send_and_privacy(team):
     # The person's link now leads to the existing thread.
     assert client.get(f"{BASE}dms/with/{agent.pk}")["Location"] == f"{BASE}dms/{thread.pk}"
 
-    agent_client = signed_in(agent, tenant.org)
+    agent_client = client_as(agent, tenant.org)
     page = agent_client.get(f"{BASE}dms/{thread.pk}")
     assert b"Got a minute?" in page.content
     sent = agent_client.post(f"{BASE}dms/{thread.pk}/messages", {"body": "Sure"}, **HTMX)
@@ -201,7 +191,7 @@ def test_dm_start_send_and_privacy(team):
     assert agent_client.post(f"{BASE}dms/{thread.pk}/read", **HTMX).status_code == 204
 
     # The third person sees nothing of it.
-    viewer_client = signed_in(viewer, tenant.org)
+    viewer_client = client_as(viewer, tenant.org)
     assert viewer_client.get(f"{BASE}dms/{thread.pk}").status_code == 404
     assert viewer_client.get(f"{BASE}dms/{thread.pk}/messages", **HTMX).status_code == 404
 
@@ -211,7 +201,7 @@ def test_unread_counts_in_the_sidebar(team):
     second = make_channel(tenant, "random", agent)
     post_message(second, tenant.owner, "one")
     post_message(second, tenant.owner, "two")
-    client = signed_in(agent, tenant.org)
+    client = client_as(agent, tenant.org)
     sidebar = client.get(f"{BASE}conversations?channel={channel.pk}", **HTMX).content.decode()
     assert "# random" in sidebar
     assert ">2<" in sidebar.replace("\n", "")
@@ -222,7 +212,7 @@ def test_unread_counts_in_the_sidebar(team):
 
 def test_csrf_is_required_on_posts(team):
     tenant, _agent, _viewer, channel = team
-    client = signed_in(tenant.owner, tenant.org, enforce_csrf_checks=True)
+    client = client_as(tenant.owner, tenant.org, enforce_csrf_checks=True)
     refused = client.post(f"{BASE}channels/{channel.pk}/messages", {"body": "forged"})
     assert refused.status_code == 403
     with tenant_context(tenant.org):
@@ -242,7 +232,7 @@ def test_screen_query_count_does_not_grow_with_channels_and_messages(
         with tenant_context(tenant.org):
             dms.dm_send(principal=as_principal(user, tenant.org, "viewer"), sender_id=user.pk,
                         user_id=agent.pk, body="hi")
-    client = signed_in(agent, tenant.org)
+    client = client_as(agent, tenant.org)
     client.get(f"{BASE}channels/{channel.pk}")  # warm the session caches
     with django_assert_max_num_queries(16):
         page = client.get(f"{BASE}channels/{channel.pk}?thread={root.pk}")

@@ -9,41 +9,19 @@ test is skipped, unless REQUIRE_BROWSER_TESTS=1 (CI) turns the absence into a fa
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
-
-import pytest
 
 from platform_core.accounts.models import ImpersonationGrant
 from platform_core.audit.models import AuditLogEntry
 from platform_core.identity.models import User, UserSession
+from tests.browser import BROWSER_TEST, CHROMIUM_ARGS, chromium_executable
 from tests.conftest import make_tenant
 
 from .conftest import add_member
 
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 OPERATOR_PASSWORD = "Operator-Horse-4-battery"
 REASON = "Ticket 1234: reproduce the customer's dashboard error"
 
-
-def _browser_missing() -> str | None:
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the playwright package is not installed"
-    if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
-        return f"no Chromium at {CHROMIUM} (apt-get install chromium)"
-    return None
-
-
-_missing = _browser_missing()
-if _missing and os.environ.get("REQUIRE_BROWSER_TESTS") == "1":
-    raise RuntimeError(f"browser tests required but {_missing}")
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(_missing is not None, reason=_missing or ""),
-]
+pytestmark = BROWSER_TEST
 
 
 @contextlib.contextmanager
@@ -55,8 +33,7 @@ def chromium_page():
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
-            executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+            executable_path=chromium_executable(), args=CHROMIUM_ARGS,
         )
         try:
             page = browser.new_page()
@@ -105,12 +82,18 @@ def _impersonate_in_browser(page, base: str, org_pk: str, org_name: str) -> None
     assert link.startswith(f"{base}/admin/accounts/impersonationgrant/launch/#token=")
 
     # Follow the link: the console page posts the token to cookie-set, then navigates to
-    # cookie-consume, which redirects into the dashboard with the session in the fragment.
-    page.click("#impersonation-link")
-    page.wait_for_url("**/dashboard/#session=*")
-    landed = page.url
-    assert landed.startswith(f"{base}/dashboard/#session=")
-    session_token = landed.split("#session=", 1)[1]
+    # cookie-consume, which redirects into the dashboard with the session in the fragment
+    # and sets the dashboard's session cookie.
+    with page.expect_response(lambda r: "impersonate-cookie-consume" in r.url) as consumed:
+        page.click("#impersonation-link")
+    location = consumed.value.headers["location"]
+    assert location.startswith(f"{base}/dashboard/#session=")
+    session_token = location.split("#session=", 1)[1]
+    # The dashboard opens signed in as the member, under the impersonation banner, and
+    # drops the token from the address bar.
+    page.wait_for_selector("#impersonation-banner")
+    assert page.inner_text("#impersonation-reason") == REASON
+    page.wait_for_function("!location.hash")
     # The impersonation cookie was cleared on the way through.
     assert not [c for c in page.context.cookies() if c["name"] == "impersonation_token"]
     # The landing page holds a working session of the member: call the API with it.

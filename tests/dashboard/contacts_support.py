@@ -3,28 +3,12 @@ contacts with a timeline, a CSV body."""
 
 from __future__ import annotations
 
-from django.test import Client
-
 from contacts import services
 from contacts.models import Contact
 from conversations.models import Conversation
 from messaging.models import Message, OptOut
 from platform_core.events.models import TrackedEvent
-from platform_core.identity import dashboard_cookie
-from platform_core.identity import services as identity_services
 from platform_core.tenancy.context import tenant_context
-
-from .conftest import consent
-
-
-def signed_in_client(user, org) -> Client:
-    """A Django test client carrying a real dashboard session cookie (consent given)."""
-    consent(user)
-    _session, token = identity_services.session_start(
-        user=user, organization=org, ip="127.0.0.1", user_agent="test-client")
-    client = Client()
-    client.cookies[dashboard_cookie.COOKIE_NAME] = token
-    return client
 
 
 def make_contact(org, **fields) -> Contact:
