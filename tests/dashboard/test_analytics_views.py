@@ -15,7 +15,7 @@ from messaging.verify.models import Verification
 from tests.conftest import make_tenant
 from tests.platform_core.accounts.conftest import add_member
 
-from .test_messaging_views import client_for
+from .conftest import client_as
 
 pytestmark = pytest.mark.django_db
 
@@ -66,7 +66,7 @@ def test_charts_carry_the_numbers_of_the_selectors(django_assert_max_num_queries
     seed(tenant.org)
     other = make_tenant()
     seed(other.org)  # another organization's figures never show
-    client = client_for(tenant.owner, tenant.org)
+    client = client_as(tenant.owner, tenant.org)
     with django_assert_max_num_queries(25):
         response = client.get("/dashboard/analytics/")
     assert response.status_code == 200
@@ -99,7 +99,7 @@ def test_charts_carry_the_numbers_of_the_selectors(django_assert_max_num_queries
 def test_the_thirty_day_range_and_a_bad_range(tenant_factory):
     tenant = tenant_factory()
     seed(tenant.org)
-    client = client_for(tenant.owner, tenant.org)
+    client = client_as(tenant.owner, tenant.org)
     page = client.get("/dashboard/analytics/?range=30").content.decode()
     assert bars(page, "messages-by-channel")[("sms", day(9))] == 1
     assert page.count('data-day="') > 0
@@ -111,11 +111,11 @@ def test_the_thirty_day_range_and_a_bad_range(tenant_factory):
 
 def test_an_empty_organization_says_so_and_a_role_without_insights_is_refused(tenant_factory):
     tenant = tenant_factory()
-    viewer = client_for(add_member(tenant, "viewer"), tenant.org)
+    viewer = client_as(add_member(tenant, "viewer"), tenant.org)
     page = viewer.get("/dashboard/analytics/").content.decode()
     assert page.count("No data in this period") == 5
     assert "no monthly cap is set" in page
-    agent = client_for(add_member(tenant, "agent"), tenant.org)
+    agent = client_as(add_member(tenant, "agent"), tenant.org)
     response = agent.get("/dashboard/analytics/")
     assert response.status_code == 403
     assert b"insights:read" in response.content

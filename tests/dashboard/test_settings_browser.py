@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from django.conf import settings
 
 from platform_core.identity.models import User
 from platform_core.sso import saml
@@ -71,11 +70,12 @@ def test_saml_setup_shows_the_metadata_url_and_the_connection_test_answers(
     tenant = make_tenant()
     page = page_as(tenant.owner, tenant.org, "/dashboard/settings/sso")
     metadata_url = page.locator("#saml-metadata-url").inner_text()
-    assert metadata_url == f"{settings.PUBLIC_BASE_URL}/auth/saml/{tenant.org.slug}/metadata"
+    # The server's own address: the URL the identity provider is given.
+    assert metadata_url == f"{dashboard_server}/auth/saml/{tenant.org.slug}/metadata"
     assert page.locator("#saml-acs-url").inner_text().endswith(
         f"/auth/saml/{tenant.org.slug}/callback")
-    # The URL serves this organization's SP metadata (asked of the test server).
-    response = httpx.get(f"{dashboard_server}/auth/saml/{tenant.org.slug}/metadata", timeout=30)
+    # The URL serves this organization's SP metadata.
+    response = httpx.get(metadata_url, timeout=30)
     assert response.status_code == 200
     assert "EntityDescriptor" in response.text
 
