@@ -45,6 +45,7 @@ class Command(BaseCommand):
             f"{password_line}"
             f"  API key:  {raw}\n\n"
             f"Try it:\n  curl -s {base}/api/v1/organization -H 'X-API-Key: {raw}'\n"
+            f"  dashboard: {base}/dashboard/ (sign in as the owner)\n"
             f"  API docs: {base}/api/docs   admin: {base}/admin/\n"
         )
         if options["development_run"]:
