@@ -17,6 +17,7 @@ _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 _lock = threading.Lock()
 _last = [0, 0]  # milliseconds and random part of the last id made in this process
+_MONOTONIC_WINDOW_MS = 1000
 
 
 def ulid() -> str:
@@ -27,7 +28,10 @@ def ulid() -> str:
     """
     millis = int(time.time() * 1000)
     with _lock:
-        if millis <= _last[0]:
+        # Within the same millisecond (or a clock a little behind the last id), keep
+        # counting up; a clock far behind (a test's travel back from the future, a large
+        # step) starts afresh rather than stamping every later id with that old future.
+        if _last[0] - _MONOTONIC_WINDOW_MS < millis <= _last[0]:
             millis, randomness = _last[0], (_last[1] + 1) & ((1 << 80) - 1)
         else:
             randomness = int.from_bytes(os.urandom(10), "big")

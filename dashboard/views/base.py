@@ -21,7 +21,10 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.views import View
+from rest_framework import exceptions as drf
+from rest_framework import serializers
 
+from platform_core.api.exceptions import to_api_error
 from platform_core.errors import APIError
 from platform_core.identity import credentials, dashboard_cookie
 from platform_core.identity.principal import Principal
@@ -39,6 +42,17 @@ def safe_next(value: str | None) -> str:
             or any(ord(c) < 32 for c in value)):
         return "/dashboard/"
     return value
+
+
+def validated(serializer_class: type[serializers.Serializer], data: dict[str, Any], *,
+              partial: bool = False) -> dict[str, Any]:
+    """A form's values through the API endpoint's own request serializer, so a screen
+    accepts exactly what the API accepts; a refusal is the API's 422 VALIDATION_ERROR
+    naming the fields (an APIError, which DashboardView shows)."""
+    body = serializer_class(data=data, partial=partial)
+    if not body.is_valid():
+        raise to_api_error(drf.ValidationError(body.errors))
+    return dict(body.validated_data)
 
 
 def back_to(request: HttpRequest) -> str:

@@ -19,7 +19,7 @@ from contacts import exports, imports
 from contacts.api.serializers import BulkExportSerializer, ExportJobSerializer
 from contacts.api.views import EXPORT_ROLES
 from contacts.models import ContactList, ExportJob, ExportStatus, ImportJob
-from dashboard.views.base import DashboardView, error_response
+from dashboard.views.base import DashboardView, error_response, validated
 from platform_core.errors import APIError
 from platform_core.identity.principal import Principal
 
@@ -139,16 +139,12 @@ class ExportView(DashboardView):
 
     def post(self, request: HttpRequest) -> HttpResponse:
         require_export_role(self.principal)
-        body = BulkExportSerializer(data={
+        data = validated(BulkExportSerializer, {
             key: value for key, value in (("q", request.POST.get("q")),
                                           ("list_id", request.POST.get("list_id")),
                                           ("format", request.POST.get("format") or "csv"),
                                           ("filename", request.POST.get("filename")))
             if value})
-        if not body.is_valid():
-            field, problems = next(iter(body.errors.items()))
-            raise APIError("VALIDATION_ERROR", f"{field}: {problems[0]}", status=422)
-        data = dict(body.validated_data)
         fmt = data.pop("format", "csv") or "csv"
         filename = exports.clean_filename(data.pop("filename", ""), fmt)
         filters = {k: v for k, v in data.items() if v not in (None, "")}

@@ -1,11 +1,9 @@
 """What the developers and settings screens share with the API they mirror.
 
-- `ApiRulesView`: a DashboardView that also enforces the API endpoint's `required_roles`
-  (the API keys and SAML routes gate by role on top of the scope). Declare them by
-  pointing at the API view's own mapping, so the rule lives in one place:
+- `ApiRulesView`: a DashboardView with the family's sub-navigation. Where the API gates a
+  route by role on top of the scope, declare `required_roles` by pointing at the API
+  view's own mapping, so the rule lives in one place:
   `required_roles = {"POST": APIKeyViewSet.required_roles["POST"]}`.
-- `validated`: run the API endpoint's own request serializer over the form's values, so
-  the dashboard accepts exactly what the API accepts; a refusal is the API's 422.
 """
 
 from __future__ import annotations
@@ -17,31 +15,10 @@ from typing import Any, ClassVar
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views import View
-from rest_framework import exceptions as drf
-from rest_framework import serializers
 
-from dashboard.views.base import DashboardView, error_response
-from platform_core.api.exceptions import to_api_error
+from dashboard.views.base import DashboardView
 from platform_core.errors import APIError
 from platform_core.identity.principal import Principal
-
-
-class _RoleGate(View):
-    """Runs after DashboardView.dispatch has set `self.principal` and checked the scope
-    (it sits after DashboardView in the MRO), before the method handler."""
-
-    required_roles: ClassVar[dict[str, Collection[str]]] = {}
-
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        method = "GET" if request.method == "HEAD" else request.method
-        roles = self.required_roles.get(method)
-        if roles and self.principal.role not in roles:
-            return error_response(request, APIError(
-                "INSUFFICIENT_PERMISSIONS",
-                f"Your role ({self.principal.role}) does not allow this.",
-                details={"required_roles": sorted(roles)}))
-        return super().dispatch(request, *args, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -59,7 +36,7 @@ class Tab:
                 and (not self.roles or principal.role in self.roles))
 
 
-class ApiRulesView(DashboardView, _RoleGate):
+class ApiRulesView(DashboardView):
     """Base of the developers and settings screens: scopes and roles as the API has them.
     `tabs` and `tab` name the family's sub-navigation and this page's place in it."""
 
@@ -110,16 +87,6 @@ def shown_once(response: HttpResponse) -> HttpResponse:
     never kept by the browser's or any proxy's cache."""
     response["Cache-Control"] = "no-store"
     return response
-
-
-def validated(serializer_class: type[serializers.Serializer], data: dict[str, Any], *,
-              partial: bool = False) -> dict[str, Any]:
-    """The serializer's validated data, or the API's VALIDATION_ERROR (422) naming the
-    fields (raised as APIError, which DashboardView shows)."""
-    body = serializer_class(data=data, partial=partial)
-    if not body.is_valid():
-        raise to_api_error(drf.ValidationError(body.errors))
-    return dict(body.validated_data)
 
 
 def lines(value: str | None) -> list[str]:

@@ -10,13 +10,14 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from dashboard.views.base import validated
 from platform_core.errors import APIError
 from platform_core.identity import selectors, services
 from platform_core.identity.api.serializers import APIKeyCreateSerializer
 from platform_core.identity.api.views import APIKeyViewSet
 from platform_core.identity.models import KeyMode, KeyType
 
-from .common import after_write, lines, shown_once, validated
+from .common import after_write, lines, shown_once
 from .nav import DevelopersView
 
 # The scopes offered as checkboxes (any other goes in the free "other scopes" field).

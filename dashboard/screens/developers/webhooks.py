@@ -14,13 +14,14 @@ import json
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from dashboard.views.base import validated
 from platform_core.errors import APIError, validation_error
 from platform_core.webhooks import selectors, services
 from platform_core.webhooks.api.serializers import EndpointWriteSerializer
 from platform_core.webhooks.api.views import DeliveryViewSet, EndpointViewSet
 from platform_core.webhooks.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 
-from .common import after_write, lines, shown_once, validated
+from .common import after_write, lines, shown_once
 from .nav import DevelopersView
 
 READ, WRITE = EndpointViewSet.required_scopes["GET"], EndpointViewSet.required_scopes["POST"]

@@ -16,24 +16,15 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from rest_framework.exceptions import ValidationError
 
 from conversations import assignment, cobrowse, handoff, replies, services
 from conversations.api import serializers as s
-from dashboard.views.base import DashboardView
-from platform_core.api.exceptions import to_api_error
+from dashboard.views.base import DashboardView, validated
 from platform_core.errors import APIError
 from platform_core.identity.principal import Principal
 
 from . import reads
 from .views import WRITE
-
-
-def _valid(serializer_class, data: dict[str, Any]) -> dict[str, Any]:
-    body = serializer_class(data=data)
-    if not body.is_valid():
-        raise to_api_error(ValidationError(body.errors))
-    return body.validated_data
 
 
 def _filled(post, *names: str) -> dict[str, str]:
@@ -49,28 +40,28 @@ def reply(principal: Principal, cid: str, post) -> None:
         if language:
             data["language"] = language
     replies.conversation_reply(principal=principal, conversation_id=cid,
-                               **_valid(s.ReplySerializer, data))
+                               **validated(s.ReplySerializer, data))
 
 
 def assign(principal: Principal, cid: str, post) -> None:
-    data = _valid(s.AssignSerializer, {"agent_id": (post.get("agent_id") or "").strip() or None})
+    data = validated(s.AssignSerializer, {"agent_id": (post.get("agent_id") or "").strip() or None})
     assignment.conversation_assign(principal=principal, conversation_id=cid, **data)
 
 
 def snooze(principal: Principal, cid: str, post) -> None:
     until = (post.get("until_custom") or "").strip() or (post.get("until") or "").strip()
-    data = _valid(s.SnoozeSerializer, {"until": until})
+    data = validated(s.SnoozeSerializer, {"until": until})
     services.conversation_snooze(principal=principal, conversation_id=cid, **data)
 
 
 def tags(principal: Principal, cid: str, post) -> None:
     values = [t.strip() for t in (post.get("tags") or "").split(",") if t.strip()]
-    data = _valid(s.TagsSerializer, {"tags": values})
+    data = validated(s.TagsSerializer, {"tags": values})
     services.conversation_set_tags(principal=principal, conversation_id=cid, **data)
 
 
 def priority(principal: Principal, cid: str, post) -> None:
-    data = _valid(s.PrioritySerializer, {"priority": post.get("priority", "")})
+    data = validated(s.PrioritySerializer, {"priority": post.get("priority", "")})
     services.conversation_set_priority(principal=principal, conversation_id=cid, **data)
 
 
@@ -126,7 +117,7 @@ class CobrowseJoinView(DashboardView):
 
     def post(self, request: HttpRequest, conversation_id: str) -> HttpResponse:
         _require_cobrowse_role(self.principal)
-        data = _valid(s.CobrowseJoinSerializer, {"control": request.POST.get("control") == "on"})
+        data = validated(s.CobrowseJoinSerializer, {"control": request.POST.get("control") == "on"})
         session, grant = cobrowse.agent_join(principal=self.principal,
                                              conversation_id=conversation_id,
                                              control=data["control"], request=request)

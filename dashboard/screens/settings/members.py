@@ -11,13 +11,14 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from dashboard.views.base import validated
 from platform_core.errors import APIError
 from platform_core.identity import selectors, services
 from platform_core.identity.api.serializers import MemberCreateSerializer, MemberUpdateSerializer
 from platform_core.identity.api.views import UserViewSet
 from platform_core.tenancy.models import ROLE_RANK, Role
 
-from ..developers.common import after_write, validated
+from ..developers.common import after_write
 from .nav import SettingsView
 
 READ, WRITE = UserViewSet.required_scopes["GET"], UserViewSet.required_scopes["POST"]

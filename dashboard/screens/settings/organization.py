@@ -10,12 +10,13 @@ import zoneinfo
 
 from django.http import HttpRequest, HttpResponse
 
+from dashboard.views.base import validated
 from platform_core.identity import services
 from platform_core.identity.api.serializers import OrganizationUpdateSerializer
 from platform_core.identity.api.views import OrganizationView as OrganizationAPI
 from platform_core.tenancy.models import Organization
 
-from ..developers.common import after_write, validated
+from ..developers.common import after_write
 from .nav import SettingsView
 
 WRITE = OrganizationAPI.required_scopes["PATCH"]

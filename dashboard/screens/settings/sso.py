@@ -15,6 +15,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from dashboard.views.base import validated
 from platform_core.sso import saml, selectors, services
 from platform_core.sso.api import views as sso_api
 from platform_core.sso.api.serializers import (
@@ -23,7 +24,7 @@ from platform_core.sso.api.serializers import (
 )
 from platform_core.tenancy.models import ROLE_RANK, Role
 
-from ..developers.common import after_write, shown_once, validated
+from ..developers.common import after_write, shown_once
 from .nav import SettingsView
 
 SAML_API, SCIM_API = sso_api.SamlSettingsView, sso_api.ScimSettingsView
