@@ -6,6 +6,8 @@ from typing import Any
 
 from django.utils import timezone
 
+from platform_core.api.serialization import iso_utc
+
 from . import ai
 from .models import Conversation
 
@@ -39,7 +41,7 @@ def prediction(conversation: Conversation, *, refresh: bool) -> dict[str, Any]:
         escalated=conversation.escalated_at is not None,
         unread_count=conversation.unread_count, assigned=bool(conversation.assignee_id))
     result = {"conversation_id": conversation.pk, **result,
-              "computed_at": timezone.now().isoformat().replace("+00:00", "Z")}
+              "computed_at": iso_utc(timezone.now())}
     Conversation.objects.for_organization(conversation.organization).filter(
         pk=conversation.pk).update(prediction=result)
     return {**result, "cached": False}

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_core.api.serialization import iso_utc
+
 from .models import Conversation
 
 
 def _iso(value) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value else None
+    return iso_utc(value) if value else None
 
 
 def conversation_data(conversation: Conversation) -> dict[str, Any]:

@@ -22,6 +22,8 @@ from datetime import UTC, datetime
 import redis
 from django.conf import settings
 
+from platform_core.api.serialization import iso_utc
+
 from . import conf
 
 logger = logging.getLogger("team_chat.presence")
@@ -45,7 +47,7 @@ class Entry:
     def as_dict(self) -> dict:
         seen = self.last_seen_at
         return {"user_id": self.user_id, "status": self.status, "online": self.online,
-                "last_seen_at": seen.isoformat().replace("+00:00", "Z") if seen else None}
+                "last_seen_at": iso_utc(seen) if seen else None}
 
 
 class _LocalStore:

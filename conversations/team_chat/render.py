@@ -4,8 +4,10 @@ paths (history pages, live events); api/serializers.py documents the same shapes
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
+
+from platform_core.api.serialization import iso_utc
 
 from .models import ChatMessage, DMThread, TeamChannel
 
@@ -13,7 +15,7 @@ from .models import ChatMessage, DMThread, TeamChannel
 def iso(value: datetime | None) -> str | None:
     if value is None:
         return None
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return iso_utc(value)
 
 
 def avatar_url(email: str) -> str:

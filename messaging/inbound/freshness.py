@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.utils import timezone
 
+from platform_core.api.serialization import iso_utc
 from platform_core.errors import APIError
 
 DEFAULT_TOLERANCE_SECONDS = 300
@@ -67,5 +68,5 @@ def require_fresh(moments: Iterable[datetime | None]) -> datetime:
         raise APIError(
             "STALE_WEBHOOK", "The webhook's timestamp is outside the accepted window.",
             details={"reason": "out_of_window", "tolerance_seconds": tolerance_seconds(),
-                     "timestamp": newest.isoformat().replace("+00:00", "Z")})
+                     "timestamp": iso_utc(newest)})
     return newest

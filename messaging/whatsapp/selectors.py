@@ -10,6 +10,7 @@ from django.db.models import Avg, Count, Q, QuerySet, Sum
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from platform_core.api.serialization import iso_utc
 from platform_core.errors import validation_error
 
 from . import flowjson
@@ -92,7 +93,7 @@ def call_analytics(organization, *, days: int = ANALYTICS_DAYS) -> dict[str, Any
     total = totals["total"] or 0
     return {
         "window_days": days,
-        "since": since.isoformat().replace("+00:00", "Z"),
+        "since": iso_utc(since),
         "volume": {"total": total, "inbound": totals["inbound"],
                    "outbound": totals["outbound"]},
         "accepted": totals["accepted"], "declined": totals["declined"],
@@ -156,7 +157,7 @@ def flow_funnel(flow: Flow, *, since: datetime, until: datetime) -> dict[str, An
         step["drop_off"] = max(before - step["count"], 0)
         step["drop_off_rate"] = round(step["drop_off"] / before, 4) if before else 0.0
         previous = step["count"]
-    return {"flow_id": flow.pk, "since": since.isoformat().replace("+00:00", "Z"),
-            "until": until.isoformat().replace("+00:00", "Z"), "sent": sent,
+    return {"flow_id": flow.pk, "since": iso_utc(since),
+            "until": iso_utc(until), "sent": sent,
             "completed": completed,
             "completion_rate": round(completed / sent, 4) if sent else None, "steps": steps}

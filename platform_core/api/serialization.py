@@ -23,10 +23,14 @@ _local = threading.local()
 _MISSING = object()
 
 
-def _iso_utc(value: datetime) -> str:
-    """DRF's ISO 8601 output for an aware datetime in UTC (`...Z`), without its checks."""
+def iso_utc(value: datetime) -> str:
+    """An aware datetime as the API writes it: ISO 8601 in UTC with `Z` (DRF's output,
+    without its checks). The one formatter for timestamps built outside a serializer."""
     text = value.astimezone(UTC).isoformat()
     return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+_iso_utc = iso_utc
 
 
 def _step(field: drf_fields.Field) -> tuple[str, str | None, Callable[[Any], Any], Any]:

@@ -26,6 +26,7 @@ from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 from django.utils.http import content_disposition_header
 
+from platform_core.api.serialization import iso_utc
 from platform_core.errors import APIError, validation_error
 
 from .models import StoredFile
@@ -121,5 +122,5 @@ def verify(file_id: str, *, expires: str | None, signature: str | None) -> None:
     if not genuine:
         raise APIError("URL_SIGNATURE_INVALID")
     if timezone.now().timestamp() > expires_at:
-        raise APIError("URL_EXPIRED", details={"expired_at": datetime.fromtimestamp(
-            expires_at, UTC).isoformat().replace("+00:00", "Z")})
+        raise APIError("URL_EXPIRED", details={
+            "expired_at": iso_utc(datetime.fromtimestamp(expires_at, UTC))})

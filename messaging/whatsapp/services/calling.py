@@ -13,6 +13,7 @@ from django.db import IntegrityError, transaction
 from django.http import Http404
 from django.utils import timezone
 
+from platform_core.api.serialization import iso_utc
 from platform_core.audit.services import audit_record
 from platform_core.errors import APIError
 from platform_core.events.bus import emit
@@ -39,7 +40,7 @@ def calling_state(*, organization, connection: Connection) -> dict[str, Any]:
              "status": str(settings.get("status") or "DISABLED").upper(),
              "settings": settings, "calls_webhook_registered":
              connection.calls_webhook_registered,
-             "fetched_at": timezone.now().isoformat().replace("+00:00", "Z")}
+             "fetched_at": iso_utc(timezone.now())}
     cache.set(key, state, conf.calling_cache_seconds())
     return {**state, "cached": False}
 

@@ -25,6 +25,7 @@ from typing import Any
 from django.http import HttpRequest
 from django_scim.adapters import SCIMGroup, SCIMUser
 
+from platform_core.api.serialization import iso_utc
 from platform_core.tenancy.models import Membership
 
 from . import services
@@ -50,7 +51,7 @@ def group_location(base_url: str, group_id: str) -> str:
 
 
 def _iso(value) -> str:
-    return value.isoformat().replace("+00:00", "Z")
+    return iso_utc(value)
 
 
 def _name_of(link) -> dict[str, str]:
