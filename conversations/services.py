@@ -151,6 +151,21 @@ def unassign_fields(conversation: Conversation) -> list[str]:
             "accepted_at"]
 
 
+def conversation_agent_claim(conversation: Conversation, *, agent_id: str) -> None:
+    """An AI agent takes the (locked) thread: out of the human queue (an offer the router
+    made in the meantime is withdrawn), `ai_led`, `ai_agent_id`; recorded and emitted as
+    `conversation.updated`. The agents runtime calls it inside its transaction."""
+    fields = ["ai_led", "ai_agent_id", "waiting_since"]
+    if conversation.assignment_status == AssignmentStatus.OFFERED:
+        routing.release(conversation.organization, conversation.assignee_id)
+        fields += unassign_fields(conversation)
+    conversation.ai_led, conversation.ai_agent_id = True, agent_id
+    conversation.waiting_since = None
+    _save(conversation, *fields)
+    record(conversation, "agent_started", event="conversation.updated",
+           actor=("agent", agent_id), data={"agent_id": agent_id})
+
+
 # --- Lifecycle verbs -------------------------------------------------------------------
 
 

@@ -46,22 +46,11 @@ def _held_by_human(conversation) -> bool:
 
 
 def _claim(conversation, agent: Agent) -> None:
-    """The agent leads the thread: out of the human queue (an offer the router made in
-    the meantime is withdrawn), `ai_led`, `ai_agent_id`."""
-    from conversations import routing
-    from conversations.activity import record
-    from conversations.services import _save, unassign_fields
+    """The agent leads the thread (the conversations service), and its run starts."""
+    from conversations.services import conversation_agent_claim
 
-    fields = ["ai_led", "ai_agent_id", "waiting_since"]
-    if conversation.assignment_status == "offered":
-        routing.release(conversation.organization, conversation.assignee_id)
-        fields += unassign_fields(conversation)
-    conversation.ai_led, conversation.ai_agent_id = True, agent.pk
-    conversation.waiting_since = None
-    _save(conversation, *fields)
+    conversation_agent_claim(conversation, agent_id=agent.pk)
     state.started(conversation.organization, conversation.pk, agent.pk)
-    record(conversation, "agent_started", event="conversation.updated",
-           actor=("agent", agent.pk), data={"agent_id": agent.pk})
 
 
 def on_inbound(organization, message, item) -> None:
