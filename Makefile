@@ -31,7 +31,8 @@ run: migrate
 EMBEDDED_TESTS := tests/messaging/broadcasts tests/messaging/inbound tests/messaging/test_send.py \
 	tests/contacts/segments/test_filters.py tests/knowledge/test_retrieval_api.py \
 	tests/knowledge/test_search_backend.py tests/knowledge/test_recall.py \
-	tests/agents/test_runtime_embedded.py
+	tests/agents/test_runtime_embedded.py tests/dashboard/test_session_security.py \
+	tests/dashboard/test_contacts_views.py
 
 test: install
 	bash .ci/system-deps.sh
