@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -43,9 +44,12 @@ def _vector_math_crashes(server) -> bool:
                          "ORDER BY v <=> (SELECT v FROM probe LIMIT 1) LIMIT 5").fetchall()
             conn.execute("DROP EXTENSION vector CASCADE")
     except psycopg.OperationalError:
-        log = Path(server.log).read_text(errors="replace")
-        if "signal 4" in log:
-            return True
+        # The postmaster logs the crash just after the connection drops: wait for it.
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if "terminated by signal 4" in Path(server.log).read_text(errors="replace"):
+                return True
+            time.sleep(0.2)
         raise
     return False
 
