@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.http import HttpRequest
+from django.utils.functional import SimpleLazyObject
 
 from . import selectors
 
@@ -32,10 +33,12 @@ def frame(request: HttpRequest) -> dict:
     principal = getattr(request, "principal", None)
     if principal is None:
         return {}
+    # Lazy: the reads run only when a template uses them (a full page, not a fragment).
     return {
         "principal": principal,
-        "member": selectors.signed_in_user(principal),
+        "member": SimpleLazyObject(lambda: selectors.signed_in_user(principal)),
         "nav": [item for item in NAV if item.scope is None or principal.has_scope(item.scope)],
-        "member_organizations": selectors.member_organizations(principal.user_id),
-        "impersonation": selectors.impersonation_of(principal),
+        "member_organizations": SimpleLazyObject(
+            lambda: selectors.member_organizations(principal.user_id)),
+        "impersonation": SimpleLazyObject(lambda: selectors.impersonation_of(principal)),
     }

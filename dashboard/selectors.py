@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.core.cache import cache
+
 from platform_core.accounts.models import ConsentRecord, ImpersonationGrant
 from platform_core.identity.models import User
 from platform_core.identity.principal import Principal
 from platform_core.tenancy.models import Membership
+
+CONSENT_CACHE_SECONDS = 3600
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,14 @@ def impersonation_of(principal: Principal) -> ImpersonationGrant | None:
 
 
 def consent_current(user_id: str, terms_version: str, privacy_version: str) -> bool:
-    return ConsentRecord.objects.filter(
+    """Whether the person accepted these versions. Asked on every page, so a yes is
+    remembered (an acceptance of given versions is never withdrawn; new versions ask anew)."""
+    key = f"dashboard-consent:{user_id}:{terms_version}:{privacy_version}"
+    if cache.get(key):
+        return True
+    accepted = ConsentRecord.objects.filter(
         user_id=user_id, terms_version=terms_version, privacy_version=privacy_version
     ).exists()
+    if accepted:
+        cache.set(key, True, CONSENT_CACHE_SECONDS)
+    return accepted

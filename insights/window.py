@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from platform_core.errors import APIError
+from platform_core.errors import ValidationIssues
 
 MAX_WINDOW = timedelta(days=365)
 MAX_HOURLY_WINDOW = timedelta(days=14)
@@ -49,19 +49,9 @@ def org_zone(organization) -> ZoneInfo:
         return ZoneInfo("UTC")
 
 
-class Issues:
+class Issues(ValidationIssues):
     def __init__(self) -> None:
-        self.items: list[dict[str, str]] = []
-
-    def add(self, field: str, message: str) -> None:
-        self.items.append({"field": field, "message": message})
-
-    def raise_if_any(self) -> None:
-        if self.items:
-            message = self.items[0]["message"] if len(self.items) == 1 else (
-                "The query is not valid.")
-            raise APIError("VALIDATION_ERROR", message, status=422,
-                           details={"issues": self.items})
+        super().__init__("The query is not valid.")
 
 
 def _instant(params, name: str, issues: Issues) -> datetime | None:

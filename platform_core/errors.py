@@ -74,3 +74,21 @@ def validation_error(
     return APIError(
         code, message, status=status, details={"issues": [{"field": field, "message": message}]}
     )
+
+
+class ValidationIssues:
+    """Collects `{field, message}` issues and raises one VALIDATION_ERROR listing them all
+    (the documented `issues` shape); `summary` is the message when there is more than one."""
+
+    def __init__(self, summary: str = "The request is not valid.") -> None:
+        self.summary = summary
+        self.items: list[dict[str, str]] = []
+
+    def add(self, field: str, message: str) -> None:
+        self.items.append({"field": field, "message": message})
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            message = self.items[0]["message"] if len(self.items) == 1 else self.summary
+            raise APIError("VALIDATION_ERROR", message, status=422,
+                           details={"issues": self.items})

@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from platform_core.errors import APIError
+from platform_core.errors import ValidationIssues
 
 PLACEHOLDER = re.compile(r"\{\{(\d+)\}\}")
 ANY_BRACES = re.compile(r"\{\{(.*?)\}\}")
@@ -51,21 +51,7 @@ CONTENT_MAX = 10_000
 MAX_PLACEHOLDER = 100
 
 
-class Issues:
-    """Collects `{field, message}` issues and raises one VALIDATION_ERROR for them all."""
-
-    def __init__(self) -> None:
-        self.items: list[dict[str, str]] = []
-
-    def add(self, field: str, message: str) -> None:
-        self.items.append({"field": field, "message": message})
-
-    def raise_if_any(self) -> None:
-        if self.items:
-            message = self.items[0]["message"] if len(self.items) == 1 else (
-                "The request is not valid.")
-            raise APIError("VALIDATION_ERROR", message, status=422,
-                           details={"issues": self.items})
+Issues = ValidationIssues  # "The request is not valid." when several
 
 
 def placeholders_in(text: str) -> list[int]:

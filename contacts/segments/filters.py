@@ -76,7 +76,7 @@ from django.db.models.lookups import (
 from django.utils import timezone
 
 from contacts.models import Contact, ListMembership
-from platform_core.errors import APIError
+from platform_core.errors import ValidationIssues
 from platform_core.events.models import TrackedEvent
 
 MAX_DEPTH = 5  # the top-level tree is depth 1
@@ -131,31 +131,19 @@ class Group:
 # --- Parsing -----------------------------------------------------------------------------
 
 
-class _Issues:
-    def __init__(self) -> None:
-        self.items: list[dict[str, str]] = []
-
-    def add(self, field: str, message: str) -> None:
-        self.items.append({"field": field, "message": message})
-
-
 def parse_filters(tree: Any, *, path: str = "filters") -> Group:
     """A validated tree, or 422 VALIDATION_ERROR listing every fault with its path."""
-    issues = _Issues()
+    issues = ValidationIssues("The filter is not valid.")
     counter = [0]
     group = _parse_group(tree, path, 1, issues, counter)
     if counter[0] > MAX_RULES:
         issues.add(path, f"A filter may hold at most {MAX_RULES} rules.")
-    if issues.items:
-        message = issues.items[0]["message"] if len(issues.items) == 1 else (
-            "The filter is not valid.")
-        raise APIError("VALIDATION_ERROR", message, status=422,
-                       details={"issues": issues.items})
+    issues.raise_if_any()
     assert group is not None
     return group
 
 
-def _parse_group(tree: Any, path: str, depth: int, issues: _Issues, counter: list[int]):
+def _parse_group(tree: Any, path: str, depth: int, issues: ValidationIssues, counter: list[int]):
     if not isinstance(tree, dict):
         issues.add(path, 'A filter is an object {"op": "and"|"or", "rules": [...]}.')
         return None
@@ -207,7 +195,7 @@ def _field_kind(field: Any) -> tuple[str, str] | None:
     return None
 
 
-def _parse_rule(item: Any, path: str, issues: _Issues) -> Rule | None:
+def _parse_rule(item: Any, path: str, issues: ValidationIssues) -> Rule | None:
     if not isinstance(item, dict):
         issues.add(path, "A rule is an object {field, operator, value}.")
         return None
@@ -253,7 +241,7 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _check_value(kind: str, operator: str, value: Any, path: str, issues: _Issues) -> Any:
+def _check_value(kind: str, operator: str, value: Any, path: str, issues: ValidationIssues) -> Any:
     if operator == "in":
         if not isinstance(value, list) or not value:
             issues.add(path, "`in` needs a non-empty list of values.")
@@ -267,7 +255,7 @@ def _check_value(kind: str, operator: str, value: Any, path: str, issues: _Issue
     return _check_scalar(kind, operator, value, path, issues)
 
 
-def _check_scalar(kind: str, operator: str, value: Any, path: str, issues: _Issues) -> Any:
+def _check_scalar(kind: str, operator: str, value: Any, path: str, issues: ValidationIssues) -> Any:
     if kind in ("text", "tags", "list"):
         if not isinstance(value, str) or not value.strip():
             issues.add(path, "The value must be a non-empty string.")

@@ -14,10 +14,9 @@ from django.shortcuts import redirect, render
 from contacts import selectors, services
 from contacts.api.views import MemberPagination
 from contacts.models import ContactList, ListMembership
+from dashboard.paging import keyset_page
 from dashboard.views.base import DashboardView, safe_next
 from platform_core.errors import APIError
-
-from .paging import keyset_page
 
 READ, WRITE = "contacts:read", "contacts:write"
 

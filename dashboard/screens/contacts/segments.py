@@ -17,11 +17,11 @@ from django.shortcuts import redirect, render
 from contacts.segments import filters as segment_filters
 from contacts.segments import selectors, services
 from contacts.segments.models import Segment, SegmentKind
+from dashboard.paging import keyset_page
 from dashboard.views.base import DashboardView
 from platform_core.errors import APIError
 
 from .forms import FIELD_SUGGESTIONS, NO_VALUE, rows_from_tree, tree_from_form
-from .paging import keyset_page
 
 READ, WRITE = "contacts:read", "contacts:write"
 COUNT_CAP = 100_000  # the live count stops there ("100,000+")

@@ -13,12 +13,12 @@ from django.shortcuts import redirect, render
 
 from contacts import selectors, services
 from contacts.models import Contact, ContactList
+from dashboard.paging import keyset_page
 from dashboard.views.base import DashboardView
 from messaging import selectors as message_selectors
 from platform_core.errors import APIError
 
 from .forms import custom_fields_patch, custom_fields_text, split_tags
-from .paging import keyset_page
 from .timeline import contact_timeline
 
 READ, WRITE = "contacts:read", "contacts:write"

@@ -26,7 +26,7 @@ from conversations.models import (
     Priority,
     Sentiment,
 )
-from platform_core.api.pagination import KeysetCursorPagination
+from dashboard.paging import paginate
 from platform_core.errors import APIError
 from platform_core.identity.principal import Principal
 from templates.models import MessageTemplate
@@ -40,22 +40,11 @@ PAGE_SIZE = 25
 THREAD_PAGE = 30
 
 
-@dataclass(frozen=True)
-class _Query:
-    """The two things the keyset paginator reads of a request."""
-
-    query_params: QueryDict
-    path: str
-
-
 def _paginate(queryset, params: QueryDict, path: str, *, limit: int, cursor: str = ""):
     query = params.copy()
-    query["limit"] = str(limit)
     if cursor:
         query["cursor"] = cursor
-    paginator = KeysetCursorPagination(ordering=("-id",))
-    rows = paginator.paginate_queryset(queryset, _Query(query, path))
-    return rows, paginator
+    return paginate(queryset, query, path, limit=limit)
 
 
 def filter_params(source: QueryDict) -> QueryDict:

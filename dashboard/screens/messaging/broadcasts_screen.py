@@ -9,13 +9,13 @@ from django.contrib import messages as flash
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from dashboard.paging import keyset_page
 from dashboard.views.base import DashboardView
 from messaging.broadcasts import selectors, services
 from messaging.broadcasts.models import ACTIVE_STATUSES, Broadcast
 from platform_core.errors import APIError
 
-from .common import text, with_badges
-from .paging import keyset_page
+from .common import ListWithFormView, text, with_badges
 from .views import SEND_CHANNELS
 
 READ, WRITE = "messages:read", "messages:write"
@@ -39,8 +39,9 @@ def _audience(data) -> dict:
     return {}
 
 
-class BroadcastsView(DashboardView):
+class BroadcastsView(ListWithFormView):
     required_scopes = {"GET": READ, "POST": WRITE}
+    template_name = "dashboard/messaging/broadcasts.html"
 
     def _context(self, request: HttpRequest, **extra) -> dict:
         organization = self.principal.organization
@@ -66,13 +67,6 @@ class BroadcastsView(DashboardView):
         flash.success(request, f"Broadcast {broadcast.name} created ({broadcast.status}).")
         return redirect(URL)
 
-    def handle_error(self, request: HttpRequest, error: APIError) -> HttpResponse:
-        if request.method != "POST":
-            return super().handle_error(request, error)
-        context = self._context(request, form=request.POST, create_error=error,
-                                create_open=True)
-        return render(request, "dashboard/messaging/broadcasts.html", context,
-                      status=error.status)
 
 
 class BroadcastRowView(DashboardView):

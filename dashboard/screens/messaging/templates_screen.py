@@ -9,6 +9,7 @@ from django.contrib import messages as flash
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from dashboard.paging import keyset_page
 from dashboard.views.base import DashboardView
 from platform_core.errors import APIError
 from templates import selectors, services
@@ -20,15 +21,15 @@ from templates.models import (
     TemplateStatus,
 )
 
-from .common import text, with_badges
-from .paging import keyset_page
+from .common import ListWithFormView, text, with_badges
 
 READ, WRITE = "templates:read", "templates:write"
 URL = "/dashboard/messaging/templates/"
 
 
-class TemplatesView(DashboardView):
+class TemplatesView(ListWithFormView):
     required_scopes = {"GET": READ, "POST": WRITE}
+    template_name = "dashboard/messaging/templates.html"
 
     def _context(self, request: HttpRequest, **extra) -> dict:
         organization = self.principal.organization
@@ -63,13 +64,6 @@ class TemplatesView(DashboardView):
                                f"{template.language}) created: {template.status}.")
         return redirect(URL)
 
-    def handle_error(self, request: HttpRequest, error: APIError) -> HttpResponse:
-        if request.method != "POST":
-            return super().handle_error(request, error)
-        context = self._context(request, form=request.POST, create_error=error,
-                                create_open=True)
-        return render(request, "dashboard/messaging/templates.html", context,
-                      status=error.status)
 
 
 class TemplateDecisionView(DashboardView):

@@ -12,13 +12,13 @@ from django.contrib import messages as flash
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from dashboard.paging import keyset_page
 from dashboard.views.base import DashboardView
 from messaging import selectors, services
 from messaging.models import Channel, Direction, Message, MessageStatus
 from platform_core.errors import APIError
 
-from .common import BADGES, text, with_badges
-from .paging import keyset_page
+from .common import BADGES, ListWithFormView, text, with_badges
 
 READ, WRITE = "messages:read", "messages:write"
 LOG_URL = "/dashboard/messaging/"
@@ -32,11 +32,13 @@ def filter_choices() -> dict:
             "directions": Direction.values}
 
 
-class MessageLogView(DashboardView):
+class MessageLogView(ListWithFormView):
     """GET: the log (the rows only for an htmx refresh). POST: send one message through
     the pipeline, then show it; a refused send shows the form again with the error."""
 
     required_scopes = {"GET": READ, "POST": WRITE}
+    template_name = "dashboard/messaging/log.html"
+    form_name = "send"
 
     def _context(self, request: HttpRequest, **extra) -> dict:
         organization = self.principal.organization
@@ -65,13 +67,6 @@ class MessageLogView(DashboardView):
         flash.success(request, f"Message {message.pk} accepted ({message.status}).")
         return redirect(f"{LOG_URL}{message.pk}")
 
-    def handle_error(self, request: HttpRequest, error: APIError) -> HttpResponse:
-        if request.method != "POST":
-            return super().handle_error(request, error)
-        # The form again, open, with what was typed and the error above it.
-        context = self._context(request, form=request.POST, send_error=error,
-                                send_open=True)
-        return render(request, "dashboard/messaging/log.html", context, status=error.status)
 
 
 class MessageDetailView(DashboardView):
